@@ -1,0 +1,182 @@
+"""FIRE reader / writer: columns equal to json.load's view of the file, round trips, bad input."""
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+
+from tvrbench.errors import InputError
+from tvrbench.io.fire import FireRecord, RaggedInts, iter_fire, read_fire, write_fire
+
+METADATA = {
+    "source_ds": "2022-05-23", "source_data_md5": "a" * 32, "source_annotator_map_md5": "b" * 32,
+    "created_ds": "2022-06-01 10:00:00", "email": "x@example.org", "creator": "test", "website": "https://example.org",
+    "license": "CC0", "datasets": ["MSVD", "MSRVTT"],
+}
+
+
+def annotation(query, video, label, labels=None, models=("CE",), dataset="MSRVTT", response=1):
+    labels = list(labels or [label])
+    return {"annotator_ids": list(range(len(labels))), "label": label, "video_id": video, "query": query,
+            "annotator_labels": labels, "response_ids": [response + i for i in range(len(labels))],
+            "queue_ids": [9_000_000_000_000_000 + i for i in range(len(labels))], "models": list(models),
+            "dataset": dataset}
+
+
+def fire_document():
+    annotations = [
+        annotation("a man is cooking", "video1", "relevant", response=10),
+        annotation("a man is cooking", "video2", "irrelevant", ["irrelevant", "relevant", "irrelevant"],
+                   models=("CE", "SSB", "CE"), response=20),
+        annotation("a dog runs", "v_abc_1_5", "relevant", dataset="MSVD", models=("CLIP4CLIP",), response=30),
+        annotation("a girl sings", "video3", "irrelevant", ["irrelevant", "irrelevant"], models=("SSB", "CE"),
+                   response=2**62),
+    ]
+    disagreement = annotation("a dog runs", "v_xyz_3_9", None, ["relevant", "irrelevant"], dataset="MSVD", response=40)
+    del disagreement["label"]
+    return {"annotations": annotations, "disagreements": [disagreement], **METADATA}
+
+
+@pytest.fixture
+def fire_file(tmp_path):
+    path = tmp_path / "fire.json"
+    path.write_text(json.dumps(fire_document()), encoding="utf-8")
+    return path
+
+
+def write_document(tmp_path, document, name="bad.json"):
+    path = tmp_path / name
+    path.write_text(document if isinstance(document, str) else json.dumps(document), encoding="utf-8")
+    return path
+
+
+def test_columns_match_the_json(fire_file):
+    document = json.loads(fire_file.read_text())
+    labels = read_fire(fire_file)
+    rows = document["annotations"] + document["disagreements"]
+    assert len(labels) == len(rows) == 5
+    assert labels.query.tolist() == [r["query"] for r in rows]
+    assert labels.video_id.tolist() == [r["video_id"] for r in rows]
+    assert labels.label.dtype == np.int8
+    assert labels.label.tolist() == [1, 0, 1, 0, -1]
+    assert labels.dataset.tolist() == [r["dataset"] for r in rows]
+    assert labels.models == [tuple(r["models"]) for r in rows]
+    assert labels.annotator_labels == [tuple(int(v == "relevant") for v in r["annotator_labels"]) for r in rows]
+    assert labels.annotator_ids == [tuple(r["annotator_ids"]) for r in rows]
+    assert [labels.response_ids[i] for i in range(5)] == [tuple(r["response_ids"]) for r in rows]
+    assert labels.metadata == METADATA
+    assert labels.source == str(fire_file)
+    assert labels.datasets() == ["MSRVTT", "MSVD"]
+    # repeated strings are stored once
+    assert labels.query[0] is labels.query[1]
+
+
+def test_iter_fire_yields_validated_records_in_file_order(fire_file):
+    records = list(iter_fire(fire_file))
+    assert all(isinstance(r, FireRecord) for r in records)
+    assert [r.label for r in records] == ["relevant", "irrelevant", "relevant", "irrelevant", None]
+    assert records[3].response_ids == [2**62, 2**62 + 1]
+
+
+def test_round_trip_keeps_every_field(fire_file, tmp_path):
+    labels = read_fire(fire_file)
+    out = tmp_path / "out.json"
+    write_fire(out, labels)
+    assert json.loads(out.read_text()) == json.loads(fire_file.read_text())
+    again = read_fire(out)
+    assert [again.row(i) for i in range(len(again))] == [labels.row(i) for i in range(len(labels))]
+
+
+def test_select_subset_and_dataset_filter(fire_file):
+    labels = read_fire(fire_file)
+    msvd = labels.select("MSVD")
+    assert msvd.video_id.tolist() == ["v_abc_1_5", "v_xyz_3_9"]
+    assert msvd.label.tolist() == [1, -1]
+    assert msvd.metadata["datasets"] == ["MSVD"]
+    assert [msvd.response_ids[i] for i in range(2)] == [(30,), (40, 41)]
+    filtered = read_fire(fire_file, dataset="MSVD")
+    assert [filtered.row(i) for i in range(2)] == [msvd.row(i) for i in range(2)]
+    picked = labels.subset(np.array([4, 1]))
+    assert picked.label.tolist() == [-1, 0]
+    assert picked.annotator_ids == [(0, 1), (0, 1, 2)]
+    assert [picked.queue_ids[i] for i in range(2)] == [labels.queue_ids[4], labels.queue_ids[1]]
+    with pytest.raises(InputError, match=r"no labels for dataset 'YouCook2'.*MSRVTT, MSVD") as caught:
+        labels.select("YouCook2")
+    assert caught.value.source == str(fire_file)
+    with pytest.raises(InputError, match="no labels for dataset 'LSMDC'"):
+        read_fire(fire_file, dataset="LSMDC")
+
+
+def test_ragged_take_equals_a_python_loop():
+    rng = np.random.default_rng(3)
+    rows = [tuple(rng.integers(0, 100, rng.integers(0, 4)).tolist()) for _ in range(50)]
+    ragged = RaggedInts.from_rows(rows)
+    indices = rng.integers(0, 50, 30)
+    taken = ragged.take(indices)
+    assert [taken[i] for i in range(30)] == [rows[i] for i in indices]
+
+
+def broken(mutate):
+    document = fire_document()
+    mutate(document)
+    return document
+
+
+BAD_DOCUMENTS = {
+    "malformed": ('{"annotations": [{"annotator_ids": [1] "label": "relevant"}]}',
+                  r"malformed JSON in annotations\[0\]: parse error"),
+    "truncated": (json.dumps(fire_document())[:300], r"malformed JSON in annotations\[\d\]: parse error: premature EOF"),
+    "missing field": (broken(lambda d: d["annotations"][2].pop("video_id")),
+                      r"annotations\[2\] is missing field 'video_id'"),
+    "missing label": (broken(lambda d: d["annotations"][1].pop("label")), r"annotations\[1\] is missing field 'label'"),
+    "unknown label": (broken(lambda d: d["annotations"][0].update(label="maybe")),
+                      r"annotations\[0\] field 'label'.*'maybe'"),
+    "unknown annotator label": (broken(lambda d: d["annotations"][1]["annotator_labels"].__setitem__(1, "yes")),
+                                r"annotations\[1\] field 'annotator_labels.1'"),
+    "string id": (broken(lambda d: d["annotations"][3].update(annotator_ids=["7"])),
+                  r"annotations\[3\] field 'annotator_ids.0'.*integer.*'7'"),
+    "float id": (broken(lambda d: d["disagreements"][0].update(queue_ids=[1.5])),
+                 r"disagreements\[0\] field 'queue_ids.0'"),
+    "numeric video id": (broken(lambda d: d["annotations"][0].update(video_id=7)), r"field 'video_id'.*string"),
+    "disagreement with label": (broken(lambda d: d["disagreements"][0].update(label="relevant")),
+                                r"disagreements\[0\] has a label"),
+    "no labels": (broken(lambda d: d["annotations"][0].update(annotator_labels=[])), r"annotations\[0\] has no annotator"),
+    "record not object": (broken(lambda d: d["annotations"].insert(1, "a man")), r"annotations\[1\] is 'a man'"),
+    "section not list": (broken(lambda d: d.update(annotations={"a": 1})), r"'annotations' must be a list"),
+    "no disagreements": (broken(lambda d: d.pop("disagreements")), r"no 'disagreements' list"),
+    "top level list": ("[1, 2]", "expected a JSON object"),
+    "id too large": (broken(lambda d: d["annotations"][0].update(response_ids=[2**70])), r"does not fit in 64 bits"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_DOCUMENTS)
+def test_bad_documents_raise_one_input_error_naming_the_file(tmp_path, case):
+    document, message = BAD_DOCUMENTS[case]
+    path = write_document(tmp_path, document)
+    with pytest.raises(InputError, match=message) as caught:
+        read_fire(path)
+    assert caught.value.source == str(path)
+    assert "\n" not in str(caught.value)
+
+
+def test_iter_fire_reports_bad_records_too(tmp_path):
+    path = write_document(tmp_path, BAD_DOCUMENTS["unknown label"][0])
+    with pytest.raises(InputError, match="maybe"):
+        list(iter_fire(path))
+
+
+@pytest.mark.parametrize("content, message", [(b"", "empty file"), (b"  \n", "empty file"),
+                                              (pickle.dumps({"annotations": []}), "pickle")])
+def test_empty_and_pickled_files(tmp_path, content, message):
+    path = tmp_path / "fire.json"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=message):
+        read_fire(path)
+
+
+def test_missing_path_and_directory(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        read_fire(tmp_path / "absent.json")
+    with pytest.raises(InputError, match="is a directory"):
+        read_fire(tmp_path)
