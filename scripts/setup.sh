@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Set up tvrbench on a fresh Debian/Ubuntu machine, offline-capable:
+#   system packages (WordNet 3.0; Chromium with --test), a virtualenv in .venv with every optional
+#   part (PyTorch CPU first, so nothing pulls the CUDA build), and the prepared WordNet corpus.
+# Usage: bash scripts/setup.sh [--test]      Idempotent: a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+with_test=0
+for argument in "$@"; do
+  case "$argument" in
+    --test) with_test=1 ;;
+    *) echo "setup.sh: unknown option $argument" >&2; exit 2 ;;
+  esac
+done
+
+apt_packages=(wordnet-base wordnet-sense-index)
+[ "$with_test" = 1 ] && apt_packages+=(chromium)
+missing=()
+for package in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  if command -v apt-get >/dev/null; then
+    sudo_cmd=()
+    [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+    echo "setup: installing ${missing[*]}"
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup: no apt-get here; install ${missing[*]} yourself (tvrbench doctor tells what is missing)" >&2
+  fi
+fi
+
+python=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
+# PyTorch first, pinned to the CPU build, so the extras below find it satisfied.
+.venv/bin/python -c "import torch" 2>/dev/null || "${pip[@]}" "${TVRBENCH_TORCH:-torch==2.13.0}"
+extras=all
+[ "$with_test" = 1 ] && extras=all,test
+"${pip[@]}" -e ".[${extras}]"
+.venv/bin/tvrbench doctor --fix

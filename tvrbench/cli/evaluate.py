@@ -1,0 +1,188 @@
+"""``tvrbench evaluate``: score one model with every label available."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from tvrbench.cli import app
+from tvrbench.errors import InputError
+from tvrbench.evaluation import EvaluationResult, Judgments, evaluate
+from tvrbench.evaluation.settings import EvaluateSettings
+from tvrbench.config import load_settings
+from tvrbench.io.atomic import atomic_write, write_json
+from tvrbench.io.captions import Captions, read_captions, read_video_ids
+from tvrbench.io.scores import read_scores
+from tvrbench.signature import file_digest
+
+RUN_SUFFIXES = (".run", ".trec", ".txt", ".tsv")
+
+
+def load_scores(path: Path, captions: Captions, video_ids: list[str]) -> np.ndarray:
+    """A ``.npy`` matrix, or a TREC run turned into one (rows = captions, columns = videos)."""
+    if path.suffix.lower() in RUN_SUFFIXES:
+        from tvrbench.io.trec import read_run, run_to_matrix
+
+        return run_to_matrix(read_run(path), captions.caption_ids, video_ids)
+    return read_scores(path, shape=(len(captions), len(video_ids)))
+
+
+def select_fire_dataset(fire, captions: Captions, wanted: str | None):
+    """The FIRE labels of one dataset: the one named, else the one whose queries match the captions."""
+    if wanted is not None:
+        return fire.select(wanted)
+    names = fire.datasets()
+    if len(names) <= 1:
+        return fire
+    texts = set(captions.texts)
+    matches = {name: sum(text in texts for text in fire.select(name).query) for name in names}
+    best = max(matches, key=matches.get)
+    if list(matches.values()).count(matches[best]) > 1:
+        raise InputError(fire.source, f"holds datasets {', '.join(names)} and the captions match none best; pass --fire-dataset")
+    return fire.select(best)
+
+
+def load_relevance(path: Path, shape: tuple[int, int], captions: Captions, video_ids: list[str]) -> tuple[np.ndarray, str]:
+    """A graded relevance matrix oriented and ordered like the scores, and its name for the signature.
+
+    A proxy's sidecar ``M.json`` (from ``tvrbench proxies``) names its rows (``videos`` or
+    ``captions``) and their ids; the matrix is transposed and reordered to captions × videos.
+    """
+    matrix = read_scores(path)
+    name = f"{path.name}:{file_digest(path)}"
+    sidecar = path.with_suffix(".json")
+    if sidecar.is_file():
+        try:
+            meta = json.loads(sidecar.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise InputError(sidecar, "malformed JSON sidecar") from None
+        name = f"{meta.get('proxy', 'proxy')}:{file_digest(path)}"
+        if meta.get("level") == "caption":
+            raise InputError(path, "is a caption × caption proxy; build a video-level one (tvrbench proxies --level video)")
+        if meta.get("rows") == "videos":
+            matrix = matrix.T
+        row_ids, col_ids = meta.get("row_ids"), meta.get("col_ids")
+        if row_ids is not None and col_ids is not None:
+            caption_ids, videos_of = (col_ids, row_ids) if meta.get("rows") == "videos" else (row_ids, col_ids)
+            matrix = _reorder(matrix, caption_ids, captions.caption_ids, videos_of, video_ids, sidecar)
+    if matrix.shape != shape:
+        raise InputError(path, f"has shape {matrix.shape}, expected {shape} (captions × videos)")
+    if matrix.min() < 0 or matrix.max() > 1:
+        raise InputError(path, "relevance values must lie in [0, 1]")
+    return np.ascontiguousarray(matrix), name
+
+
+def _reorder(matrix, caption_ids, wanted_captions, video_ids, wanted_videos, source) -> np.ndarray:
+    row_of = {caption_id: row for row, caption_id in enumerate(caption_ids)}
+    column_of = {video_id: column for column, video_id in enumerate(video_ids)}
+    missing = [c for c in wanted_captions if c not in row_of] or [v for v in wanted_videos if v not in column_of]
+    if missing:
+        raise InputError(source, f"has no relevance for {missing[0]!r} of the queries / videos given")
+    rows = np.fromiter((row_of[c] for c in wanted_captions), np.int64)
+    columns = np.fromiter((column_of[v] for v in wanted_videos), np.int64)
+    return matrix[np.ix_(rows, columns)]
+
+
+def format_table(result: EvaluationResult, title: str = "tvrbench evaluate") -> Table:
+    """``A (B + C)`` per metric when extra labels were used (all labels, original only, delta)."""
+    table = Table(title=title, caption=result.signature, caption_justify="left")
+    table.add_column("metric")
+    table.add_column("value" if result.original is None else "all labels (original + delta)", justify="right")
+    for name, value in result.metrics.items():
+        if result.original is None:
+            table.add_row(name, f"{value:.4f}")
+        else:
+            table.add_row(name, f"{value:.4f} ({result.original.metrics[name]:.4f} {result.delta[name]:+.4f})")
+    return table
+
+
+def write_per_query(path: Path, result: EvaluationResult, captions: Captions) -> None:
+    """One row per caption with every text-to-video metric (and the original-only values)."""
+    names = [name for name, values in result.per_query.items() if values.shape[0] == len(captions)]
+    header = ["caption_id", "video_id", *names]
+    if result.original is not None:
+        header += [f"{name}_original" for name in names]
+    with atomic_write(path) as out:
+        writer = csv.writer(out)
+        writer.writerow(header)
+        for row, (caption_id, video_id) in enumerate(zip(captions.caption_ids, captions.video_ids)):
+            values = [result.per_query[name][row] for name in names]
+            if result.original is not None:
+                values += [result.original.per_query[name][row] for name in names]
+            writer.writerow([caption_id, video_id, *("" if np.isnan(v) else f"{v:.10g}" for v in values)])
+
+
+@app.command("evaluate")
+def evaluate_command(
+    queries: Path = typer.Option(..., "--queries", help="Captions: CSV/TSV/JSONL with caption_id,text,video_id, or MSR-VTT's JSFUSION CSV."),
+    videos: Path = typer.Option(..., "--videos", help="One video id per line, in the column order of the scores."),
+    scores: Path = typer.Option(..., "--scores", help="Score matrix .npy (rows = captions, columns = videos), or a TREC run."),
+    json_out: Path = typer.Option(..., "--json", help="Write {metrics, signature, n_queries[, original, delta]} here."),
+    fire: Path = typer.Option(None, "--fire", help="FIRE relevance labels (JSON)."),
+    fire_dataset: str = typer.Option(None, "--fire-dataset", help="Dataset of the FIRE file to use (default: the one matching the captions)."),
+    qrels: Path = typer.Option(None, "--qrels", help="Extra labels as TREC qrels (caption id, video id)."),
+    relevance: Path = typer.Option(None, "--relevance", help="Graded relevance .npy for nDCG (a proxy from `tvrbench proxies`)."),
+    metrics: str = typer.Option(None, "--metrics", help="Comma-separated, e.g. C@1,C@5,C@10,R@5,P@5,AP,MdR,MnR,GMR,nDCG,Judged@10."),
+    ndcg: str = typer.Option(None, "--ndcg", help="nDCG variant: epic | paper | full."),
+    ap: str = typer.Option(None, "--ap", help="AP variant: standard | fire (top 20, as the FIRE code)."),
+    ties: str = typer.Option(None, "--ties", help="Equal scores: stable | optimistic | pessimistic | average."),
+    fusion: str = typer.Option(None, "--fusion", help="Labels over a proxy: judged | relevant | none."),
+    per_query: Path = typer.Option(None, "--per-query", help="Also write every per-caption value as CSV."),
+    config: Path = typer.Option(None, "--config", help="Settings YAML (see configs/evaluate.yaml); flags win."),
+) -> None:
+    """Score a model with every label you have: original pairs, FIRE labels, qrels, graded relevance.
+
+    Reports Correct@K, Recall@K, Precision@K, AP, median / mean rank, GMR, nDCG (both directions)
+    and Judged@K. With --fire or --qrels every metric is shown as A (B + C): with all labels, with
+    the original pairs only, and the difference. The JSON carries a signature of every setting.
+    """
+    settings = load_settings(
+        EvaluateSettings,
+        config,
+        metrics=None if metrics is None else [m.strip() for m in metrics.split(",") if m.strip()],
+        ndcg=ndcg,
+        ap=ap,
+        ties=ties,
+        fusion=fusion,
+    )
+    captions = read_captions(queries)
+    video_ids = read_video_ids(videos)
+    matrix = load_scores(scores, captions, video_ids)
+    fire_labels = None
+    fields = {"scores": file_digest(scores)}
+    if fire is not None:
+        from tvrbench.io.fire import read_fire
+
+        fire_labels = select_fire_dataset(read_fire(fire), captions, fire_dataset)
+        fields["fire"] = f"{'+'.join(fire_labels.datasets())}:{file_digest(fire)}"
+    qrels_labels = None
+    if qrels is not None:
+        from tvrbench.io.trec import read_qrels
+
+        qrels_labels = read_qrels(qrels)
+        fields["qrels"] = file_digest(qrels)
+    judgments = Judgments.build(captions, video_ids, fire=fire_labels, qrels=qrels_labels, videos_source=str(videos))
+    relevance_matrix = None
+    if relevance is not None:
+        relevance_matrix, fields["proxy"] = load_relevance(relevance, matrix.shape, captions, video_ids)
+    result = evaluate(
+        matrix,
+        judgments,
+        metrics=settings.metrics,
+        ties=settings.ties,
+        ap=settings.ap,
+        ndcg=settings.ndcg,
+        relevance=relevance_matrix,
+        fusion=settings.fusion,
+        signature_fields=fields,
+    )
+    write_json(json_out, result.to_json())
+    if per_query is not None:
+        write_per_query(per_query, result, captions)
+    Console().print(format_table(result))

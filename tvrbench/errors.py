@@ -1,0 +1,23 @@
+"""Errors that the command line turns into one clear line and exit code 2."""
+
+from __future__ import annotations
+
+from os import PathLike
+
+
+class InputError(Exception):
+    """A user-supplied file or value is unusable; the message names it and says why."""
+
+    def __init__(self, source: str | PathLike | None, problem: str):
+        self.source = None if source is None else str(source)
+        self.problem = problem
+        super().__init__(f"{self.source}: {problem}" if self.source else problem)
+
+
+class MissingResource(Exception):
+    """An optional resource (model, corpus, browser) is not installed; says how to get it."""
+
+    def __init__(self, what: str, how: str):
+        self.what = what
+        self.how = how
+        super().__init__(f"{what} is not available; get it with: {how}")

@@ -1,0 +1,134 @@
+"""Which (query, video) pairs are relevant, irrelevant or judged at all (SPEC §2, §3).
+
+Positives of a query = its original video ∪ videos whose FIRE pair (caption text, video id) is
+labelled relevant ∪ videos with a positive TREC qrel. A FIRE pair seen in several records takes the
+majority of their labels; a tie, or a record without majority (a FIRE "disagreement"), leaves the
+pair neither relevant nor irrelevant, but judged. FIRE pairs are keyed by caption text, so a label
+applies to every caption with that text.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+
+from tvrbench.errors import InputError
+from tvrbench.io.captions import Captions
+
+
+def _pairs_matrix(rows: np.ndarray, columns: np.ndarray, shape: tuple[int, int]) -> sparse.csr_matrix:
+    data = np.ones(rows.size, dtype=bool)
+    matrix = sparse.csr_matrix((data, (rows, columns)), shape=shape, dtype=bool)
+    matrix.sum_duplicates()
+    matrix.sort_indices()
+    return matrix
+
+
+@dataclass
+class Judgments:
+    """Sparse boolean label matrices, queries × videos, and where the labels came from."""
+
+    original: sparse.csr_matrix
+    positive: sparse.csr_matrix
+    irrelevant: sparse.csr_matrix
+    judged: sparse.csr_matrix
+    sources: list[str] = field(default_factory=lambda: ["original"])
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.original.shape
+
+    @property
+    def has_extra_labels(self) -> bool:
+        return len(self.sources) > 1
+
+    def original_only(self) -> "Judgments":
+        """The same queries judged by their original pairs alone."""
+        empty = sparse.csr_matrix(self.shape, dtype=bool)
+        return Judgments(self.original, self.original, empty, self.original, ["original"])
+
+    @classmethod
+    def from_matrices(cls, positive, irrelevant=None, original=None) -> "Judgments":
+        """Judgments from boolean matrices (array-level API); ``original`` defaults to ``positive``."""
+        positive = sparse.csr_matrix(positive, dtype=bool)
+        original = positive if original is None else sparse.csr_matrix(original, dtype=bool)
+        irrelevant = sparse.csr_matrix(positive.shape, dtype=bool) if irrelevant is None else sparse.csr_matrix(irrelevant, dtype=bool)
+        positive = (positive + original).astype(bool)
+        irrelevant = (irrelevant > positive).astype(bool)
+        judged = (positive + irrelevant).astype(bool)
+        sources = ["original"] if (positive != original).nnz == 0 and irrelevant.nnz == 0 else ["original", "labels"]
+        return cls(original.tocsr(), positive.tocsr(), irrelevant.tocsr(), judged.tocsr(), sources)
+
+    @classmethod
+    def build(cls, captions: Captions, video_ids: list[str], fire=None, qrels=None, videos_source: str = "videos") -> "Judgments":
+        """Labels of ``captions`` (rows) against ``video_ids`` (columns) from every source given.
+
+        ``fire``: :class:`tvrbench.io.fire.FireLabels` already restricted to one dataset;
+        ``qrels``: :class:`tvrbench.io.trec.Qrels` keyed by caption id and video id.
+        """
+        column_of = {video_id: column for column, video_id in enumerate(video_ids)}
+        shape = (len(captions), len(video_ids))
+        missing = [v for v in captions.video_ids if v not in column_of]
+        if missing:
+            raise InputError(videos_source, f"video {missing[0]!r} of the captions in {captions.source} is not listed ({len(missing)} captions affected)")
+        original_columns = np.fromiter((column_of[v] for v in captions.video_ids), np.int64, len(captions))
+        original = _pairs_matrix(np.arange(len(captions)), original_columns, shape)
+
+        relevant_rows, relevant_columns, irrelevant_rows, irrelevant_columns, judged_rows, judged_columns = ([] for _ in range(6))
+        sources = ["original"]
+        if fire is not None and len(fire):
+            sources.append("fire")
+            pairs = _fire_pairs(fire, captions, column_of)
+            for (rows, column), verdict in pairs.items():
+                judged_rows.extend(rows)
+                judged_columns.extend([column] * len(rows))
+                if verdict > 0:
+                    relevant_rows.extend(rows)
+                    relevant_columns.extend([column] * len(rows))
+                elif verdict < 0:
+                    irrelevant_rows.extend(rows)
+                    irrelevant_columns.extend([column] * len(rows))
+        if qrels is not None and len(qrels.query_ids):
+            sources.append("qrels")
+            row_of = {caption_id: row for row, caption_id in enumerate(captions.caption_ids)}
+            for query_id, doc_id, relevance in zip(qrels.query_ids, qrels.doc_ids, qrels.relevance):
+                if query_id not in row_of:
+                    raise InputError(qrels.source, f"query {query_id!r} is not a caption id of {captions.source}")
+                if doc_id not in column_of:
+                    raise InputError(qrels.source, f"document {doc_id!r} is not in {videos_source}")
+                judged_rows.append(row_of[query_id])
+                judged_columns.append(column_of[doc_id])
+                (relevant_rows if relevance > 0 else irrelevant_rows).append(row_of[query_id])
+                (relevant_columns if relevance > 0 else irrelevant_columns).append(column_of[doc_id])
+
+        relevant = _pairs_matrix(np.asarray(relevant_rows, np.int64), np.asarray(relevant_columns, np.int64), shape)
+        positive = (original + relevant).astype(bool)
+        irrelevant = _pairs_matrix(np.asarray(irrelevant_rows, np.int64), np.asarray(irrelevant_columns, np.int64), shape)
+        irrelevant = (irrelevant > positive).astype(bool)  # a positive from any source wins
+        judged = (positive + _pairs_matrix(np.asarray(judged_rows, np.int64), np.asarray(judged_columns, np.int64), shape)).astype(bool)
+        return cls(original, positive.tocsr(), irrelevant.tocsr(), judged.tocsr(), sources)
+
+
+def _fire_pairs(fire, captions: Captions, column_of: dict[str, int]) -> dict[tuple[tuple[int, ...], int], int]:
+    """FIRE records resolved per pair: +1 relevant, -1 irrelevant, 0 no majority (still judged)."""
+    rows_of_text: dict[str, list[int]] = defaultdict(list)
+    for row, text in enumerate(captions.texts):
+        rows_of_text[text].append(row)
+    votes: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])  # [relevant, irrelevant] records
+    for text, video_id, label in zip(fire.query, fire.video_id, fire.label):
+        if text not in rows_of_text:
+            raise InputError(fire.source, f"query {text!r} is not the text of any caption in {captions.source}")
+        if video_id not in column_of:
+            raise InputError(fire.source, f"video {video_id!r} is not in the videos list")
+        tally = votes[(text, video_id)]
+        if label == 1:
+            tally[0] += 1
+        elif label == 0:
+            tally[1] += 1
+    return {
+        (tuple(rows_of_text[text]), column_of[video_id]): int(np.sign(relevant - irrelevant))
+        for (text, video_id), (relevant, irrelevant) in votes.items()
+    }

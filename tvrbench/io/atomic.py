@@ -1,0 +1,54 @@
+"""Atomic output: a file appears complete or not at all, never half-written."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import IO, Iterator
+
+import numpy as np
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
+    """Write to a temporary file beside ``path`` and rename it into place on success."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    binary = "b" in mode
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, mode, encoding=None if binary else encoding, newline=None if binary else "") as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def write_json(path: str | os.PathLike, payload: object) -> None:
+    """Write ``payload`` as indented JSON, atomically; numpy scalars and arrays are converted."""
+    with atomic_write(path) as out:
+        json.dump(payload, out, indent=2, default=_json_default, allow_nan=False)
+        out.write("\n")
+
+
+def write_npy(path: str | os.PathLike, array: np.ndarray) -> None:
+    """Save an array as ``.npy`` (never pickled), atomically."""
+    with atomic_write(path, "wb") as out:
+        np.save(out, np.asarray(array), allow_pickle=False)

@@ -1,0 +1,316 @@
+"""Caption (query) files: generic CSV / TSV / JSONL and the named dataset formats of SPEC §1.
+
+Every reader returns :class:`Captions`, parallel lists of caption id, text and video id in file
+order. Row ``i`` of a score matrix is caption ``i``.
+
+Formats (``read_captions(path, format=...)``; ``auto`` decides by extension and header):
+
+- ``generic``: CSV / TSV / JSONL with ``caption_id, text, video_id``; other columns go to ``extra``.
+- ``jsfusion``: MSR-VTT's ``MSRVTT_JSFUSION_test.csv`` (``key, vid_key, video_id, sentence``) as is.
+- ``msrvtt-json``: MSR-VTT's ``MSRVTT_data.json`` (``sentences[]`` with ``caption, video_id, sen_id``).
+- ``msvd``: MSVD's ``AllVideoDescriptions.txt`` layout, one ``VIDEO_ID caption words…`` per line
+  (``#`` lines skipped), or the ``raw-captions.pkl`` of CLIP4Clip-style loaders (video id → token
+  lists, joined with single spaces) only with ``trust_pickle=True``. MSVD has no caption ids, so
+  they are made as ``VIDEO_ID#N``, N counting from 0 per video in file order.
+- ``lsmdc``: LSMDC-IDs style CSV / TSV (Park et al. 2020, 2022): ``caption_id, text, video_id,
+  movie, names`` and optionally ``genders``. ``names`` lists the character names of the caption in
+  order of appearance, ``;``-separated (each must occur in the text); ``genders`` is parallel
+  (``M`` / ``F``, also ``male`` / ``female``). Kept in ``extra`` as normalized ``;``-joined strings.
+
+``video_list`` (e.g. MSVD's ``test_list.txt``, one id per line) keeps only those videos' captions.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import pickle
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tvrbench.errors import InputError
+
+GENERIC_COLUMNS = ("caption_id", "text", "video_id")
+JSFUSION_COLUMNS = ("key", "vid_key", "video_id", "sentence")
+LSMDC_COLUMNS = (*GENERIC_COLUMNS, "movie", "names")
+FORMATS = ("auto", "generic", "jsfusion", "msrvtt-json", "msvd", "lsmdc")
+GENDERS = {"m": "M", "male": "M", "f": "F", "female": "F"}
+
+
+@dataclass(frozen=True)
+class Captions:
+    """Captions in file order; ``extra`` holds optional per-caption columns (e.g. LSMDC names)."""
+
+    caption_ids: list[str]
+    texts: list[str]
+    video_ids: list[str]
+    source: str = "<memory>"
+    extra: dict[str, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not (len(self.caption_ids) == len(self.texts) == len(self.video_ids)):
+            raise InputError(self.source, "caption ids, texts and video ids differ in length")
+        if not self.caption_ids:
+            raise InputError(self.source, "no captions")
+        seen: set[str] = set()
+        for caption_id in self.caption_ids:
+            if caption_id in seen:
+                raise InputError(self.source, f"duplicate caption id {caption_id!r}")
+            seen.add(caption_id)
+
+    def __len__(self) -> int:
+        return len(self.caption_ids)
+
+    def distinct_videos(self) -> list[str]:
+        """Video ids in order of first appearance."""
+        return list(dict.fromkeys(self.video_ids))
+
+    def subset(self, indices: Sequence[int]) -> "Captions":
+        pick = lambda values: [values[i] for i in indices]  # noqa: E731
+        return Captions(
+            pick(self.caption_ids),
+            pick(self.texts),
+            pick(self.video_ids),
+            self.source,
+            {name: pick(values) for name, values in self.extra.items()},
+        )
+
+
+def read_text_file(path: str | Path) -> str:
+    """A user's text file as a string; InputError if absent, a directory, a pickle, not UTF-8 or empty."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, "no such file")
+    if path.is_dir():
+        raise InputError(path, "is a directory, expected a file")
+    raw = path.read_bytes()
+    if raw.startswith(b"\x80"):
+        raise InputError(path, "looks like a pickle; tvrbench never unpickles input (see --trust-pickle where offered)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(path, f"not UTF-8 text (byte {error.start})") from None
+    if not text.strip():
+        raise InputError(path, "empty file")
+    return text
+
+
+def _from_rows(path: Path, rows: list[dict[str, str]], id_col: str, text_col: str, video_col: str, line0: int) -> Captions:
+    ids, texts, videos = [], [], []
+    extra_columns = [c for c in rows[0] if c not in (id_col, text_col, video_col)] if rows else []
+    extra: dict[str, list[str]] = {c: [] for c in extra_columns}
+    for number, row in enumerate(rows, start=line0):
+        values = [row.get(id_col), row.get(text_col), row.get(video_col)]
+        if any(value is None for value in values):
+            raise InputError(path, f"line {number}: missing a value for {id_col}, {text_col} or {video_col}")
+        caption_id, text, video_id = (str(value).strip() if i != 1 else str(value) for i, value in enumerate(values))
+        if not caption_id or not video_id:
+            raise InputError(path, f"line {number}: empty {id_col if not caption_id else video_col}")
+        ids.append(caption_id)
+        texts.append(text.strip())
+        videos.append(video_id)
+        for column in extra_columns:
+            extra[column].append("" if row.get(column) is None else str(row[column]))
+    return Captions(ids, texts, videos, str(path), extra)
+
+
+def _read_delimited(path: Path, text: str, delimiter: str, format: str) -> Captions:
+    reader = csv.DictReader(text.splitlines(), delimiter=delimiter)
+    header = tuple(reader.fieldnames or ())
+    rows = list(reader)
+    if not rows:
+        raise InputError(path, "header but no captions")
+    required = {"lsmdc": LSMDC_COLUMNS, "generic": GENERIC_COLUMNS, "jsfusion": JSFUSION_COLUMNS}
+    if format == "auto":
+        format = next((name for name, columns in required.items() if set(columns) <= set(header)), "")
+        if not format:
+            raise InputError(path, f"columns {', '.join(header)} are neither caption_id,text,video_id "
+                                   "nor the JSFUSION key,vid_key,video_id,sentence")
+    missing = [column for column in required[format] if column not in header]
+    if missing:
+        raise InputError(path, f"{format} captions need the columns {','.join(required[format])}; "
+                               f"missing {', '.join(missing)}")
+    if format == "jsfusion":  # MSR-VTT's MSRVTT_JSFUSION_test.csv, read as is
+        return _from_rows(path, rows, "key", "sentence", "video_id", line0=2)
+    captions = _from_rows(path, rows, *GENERIC_COLUMNS, line0=2)
+    return _with_character_names(path, captions) if format == "lsmdc" else captions
+
+
+def _with_character_names(path: Path, captions: Captions) -> Captions:
+    """Check and normalize LSMDC's ``movie``, ``names`` and optional ``genders`` columns."""
+    extra = dict(captions.extra)
+    names_column, genders_column = [], []
+    for row, (text, movie, names) in enumerate(zip(captions.texts, extra["movie"], extra["names"])):
+        line = row + 2
+        if not movie.strip():
+            raise InputError(path, f"line {line}: empty movie")
+        names = [name.strip() for name in names.split(";") if name.strip()]
+        for name in names:
+            if not re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text):
+                raise InputError(path, f"line {line}: character name {name!r} does not occur in the text")
+        names_column.append(";".join(names))
+        if "genders" in extra:
+            genders = [gender.strip().lower() for gender in extra["genders"][row].split(";") if gender.strip()]
+            if len(genders) != len(names) or any(gender not in GENDERS for gender in genders):
+                raise InputError(path, f"line {line}: genders {extra['genders'][row]!r} must give M or F for each "
+                                       f"of the {len(names)} names")
+            genders_column.append(";".join(GENDERS[gender] for gender in genders))
+    extra["movie"] = [movie.strip() for movie in extra["movie"]]
+    extra["names"] = names_column
+    if "genders" in extra:
+        extra["genders"] = genders_column
+    return Captions(captions.caption_ids, captions.texts, captions.video_ids, captions.source, extra)
+
+
+def _msvd_captions(path: Path, pairs: Iterable[tuple[str, str]]) -> Captions:
+    """MSVD has no caption ids: caption N (from 0) of video V gets ``V#N``, in file order."""
+    ids, texts, videos = [], [], []
+    seen: Counter[str] = Counter()
+    for video_id, text in pairs:
+        ids.append(f"{video_id}#{seen[video_id]}")
+        seen[video_id] += 1
+        texts.append(text)
+        videos.append(video_id)
+    return Captions(ids, texts, videos, str(path))
+
+
+def _read_msvd_text(path: Path, text: str) -> Captions:
+    """``AllVideoDescriptions.txt`` layout: ``VIDEO_ID caption words…``; blank and ``#`` lines skipped."""
+    pairs = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split(maxsplit=1)
+        if len(parts) < 2:
+            raise InputError(path, f"line {number}: expected 'VIDEO_ID caption words', found only {parts[0]!r}")
+        pairs.append((parts[0], parts[1].strip()))
+    return _msvd_captions(path, pairs)
+
+
+def _read_msvd_pickle(path: Path, trust_pickle: bool) -> Captions:
+    """CLIP4Clip-style ``raw-captions.pkl``: ``{video_id: [[token, ...], ...]}``. Unpickling runs
+    arbitrary code, so only for a file the user trusts and says so."""
+    if not trust_pickle:
+        raise InputError(path, "is a pickle (MSVD raw-captions.pkl?); tvrbench never unpickles input unless told "
+                               "to: pass --trust-pickle (trust_pickle=True) if you trust this file")
+    with open(path, "rb") as handle:
+        try:
+            data = pickle.load(handle)  # noqa: S301 - the user vouched for this file with trust_pickle
+        except Exception as error:  # a damaged pickle can raise almost anything
+            raise InputError(path, f"cannot unpickle ({type(error).__name__}: {error})") from None
+    if not isinstance(data, dict):
+        raise InputError(path, f"expected a dict of video id -> list of token lists, found {type(data).__name__}")
+    pairs = []
+    for video_id, captions in data.items():
+        if not isinstance(video_id, str) or not isinstance(captions, (list, tuple)):
+            raise InputError(path, f"video {video_id!r}: expected a string id and a list of captions")
+        for caption in captions:
+            words = [caption] if isinstance(caption, str) else caption
+            if not isinstance(words, (list, tuple)) or not all(isinstance(word, str) for word in words):
+                raise InputError(path, f"video {video_id!r}: a caption is neither text nor a list of tokens")
+            pairs.append((video_id, " ".join(words).strip()))
+    return _msvd_captions(path, pairs)
+
+
+def _is_pickle(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    with open(path, "rb") as handle:
+        return handle.read(1) == b"\x80"
+
+
+def _read_jsonl(path: Path, text: str) -> Captions:
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(path, f"line {number}: malformed JSON ({error.msg})") from None
+        if not isinstance(record, dict):
+            raise InputError(path, f"line {number}: expected a JSON object")
+        rows.append(record)
+    return _from_rows(path, rows, *GENERIC_COLUMNS, line0=1)
+
+
+def _read_msrvtt_json(path: Path, text: str) -> Captions:
+    """MSR-VTT's ``MSRVTT_data.json``: ``sentences[]`` with ``caption, video_id, sen_id``."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(path, f"malformed JSON at line {error.lineno} ({error.msg})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("sentences"), list):
+        raise InputError(path, "expected MSR-VTT's MSRVTT_data.json with a 'sentences' list")
+    rows = [
+        {"caption_id": str(s.get("sen_id")) if isinstance(s, dict) and "sen_id" in s else None,
+         "text": s.get("caption") if isinstance(s, dict) else None,
+         "video_id": s.get("video_id") if isinstance(s, dict) else None}
+        for s in data["sentences"]
+    ]
+    return _from_rows(path, rows, *GENERIC_COLUMNS, line0=1)
+
+
+def _detect_format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in (".txt", ".pkl", ".pickle"):
+        return "msvd"
+    if suffix == ".json":
+        return "msrvtt-json"
+    return "auto"  # CSV / TSV / JSONL: decided by the columns
+
+
+def read_captions(path: str | Path, format: str = "auto", video_list: str | Path | None = None,
+                  trust_pickle: bool = False) -> Captions:
+    """Read captions in one of :data:`FORMATS` (see the module docstring).
+
+    ``auto``: ``.txt`` / ``.pkl`` are MSVD, ``.json`` is ``MSRVTT_data.json``, ``.jsonl`` generic,
+    ``.csv`` / ``.tsv`` by header (LSMDC when it has ``movie`` and ``names``, else generic, else
+    JSFUSION). ``video_list`` keeps only the listed videos' captions; every listed video must have one.
+    """
+    path = Path(path)
+    if format not in FORMATS:
+        raise InputError(path, f"unknown captions format {format!r}; choose one of {', '.join(FORMATS)}")
+    if format == "auto":
+        format = _detect_format(path)
+    if format == "msvd" and _is_pickle(path):
+        captions = _read_msvd_pickle(path, trust_pickle)
+    else:
+        text = read_text_file(path)
+        suffix = path.suffix.lower()
+        if format == "msvd":
+            captions = _read_msvd_text(path, text)
+        elif format == "msrvtt-json":
+            captions = _read_msrvtt_json(path, text)
+        elif suffix == ".jsonl" and format in ("auto", "generic"):
+            captions = _read_jsonl(path, text)
+        else:
+            captions = _read_delimited(path, text, "\t" if suffix == ".tsv" else ",", format)
+    return captions if video_list is None else _keep_videos(captions, Path(video_list))
+
+
+def _keep_videos(captions: Captions, video_list: Path) -> Captions:
+    wanted = read_video_ids(video_list)
+    present = set(captions.video_ids)
+    absent = [video_id for video_id in wanted if video_id not in present]
+    if absent:
+        raise InputError(video_list, f"{len(absent)} of its {len(wanted)} videos have no captions in "
+                                     f"{captions.source} (e.g. {', '.join(map(repr, absent[:3]))})")
+    keep = set(wanted)
+    return captions.subset([i for i, video_id in enumerate(captions.video_ids) if video_id in keep])
+
+
+def read_video_ids(path: str | Path) -> list[str]:
+    """One video id per line, in the column order of the score matrix."""
+    path = Path(path)
+    lines = [line.strip() for line in read_text_file(path).splitlines()]
+    ids = [line for line in lines if line]
+    seen: set[str] = set()
+    for video_id in ids:
+        if video_id in seen:
+            raise InputError(path, f"duplicate video id {video_id!r}")
+        seen.add(video_id)
+    return ids

@@ -1,0 +1,74 @@
+"""Signatures: one string naming every setting and version behind a number (as sacrebleu does).
+
+A signature is an ordered list of ``key:value`` fields joined by ``|``, for example
+``tvrbench:0.1.0|numpy:2.1.3|task:t2v|ties:stable|ap:standard|ndcg:epic|labels:original+fire``.
+Two results are comparable when their signatures are equal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import tvrbench
+
+
+def package_version(name: str) -> str:
+    """Installed version of a distribution, or ``none``."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
+
+
+def file_digest(path: str | Path, length: int = 12) -> str:
+    """Short SHA-256 of a file's bytes, so a signature pins the exact input used."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()[:length]
+
+
+def text_digest(texts: Iterable[str], length: int = 12) -> str:
+    """Short SHA-256 of a sequence of strings (order matters)."""
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode("utf-8"))
+        digest.update(b"\0")
+    return digest.hexdigest()[:length]
+
+
+class Signature:
+    """Ordered ``key:value`` fields; starts with tvrbench's version and the given libraries'."""
+
+    def __init__(self, fields: Mapping[str, object] | None = None, libraries: Iterable[str] = ("numpy",)):
+        self.fields: dict[str, str] = {"tvrbench": tvrbench.__version__}
+        for library in libraries:
+            self.fields[library] = package_version(library)
+        for key, value in (fields or {}).items():
+            self.add(key, value)
+
+    def add(self, key: str, value: object) -> "Signature":
+        if isinstance(value, bool):
+            value = "yes" if value else "no"
+        elif isinstance(value, (list, tuple)):
+            value = ",".join(str(v) for v in value)
+        text = str(value)
+        if "|" in text or "|" in key:
+            raise ValueError(f"signature field {key!r} may not contain '|'")
+        self.fields[key] = text
+        return self
+
+    def __str__(self) -> str:
+        return "|".join(f"{key}:{value}" for key, value in self.fields.items())
+
+    def as_dict(self) -> dict[str, str]:
+        return dict(self.fields)
+
+    @staticmethod
+    def parse(text: str) -> dict[str, str]:
+        """Fields of a signature string, for comparing two results."""
+        return dict(part.split(":", 1) for part in text.split("|") if part)
