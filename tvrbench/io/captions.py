@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tvrbench.errors import InputError
+from tvrbench.io.files import PICKLE_MAGIC, read_text_file, require_file
 
 GENERIC_COLUMNS = ("caption_id", "text", "video_id")
 JSFUSION_COLUMNS = ("key", "vid_key", "video_id", "sentence")
@@ -77,25 +78,6 @@ class Captions:
             self.source,
             {name: pick(values) for name, values in self.extra.items()},
         )
-
-
-def read_text_file(path: str | Path) -> str:
-    """A user's text file as a string; InputError if absent, a directory, a pickle, not UTF-8 or empty."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(path, "no such file")
-    if path.is_dir():
-        raise InputError(path, "is a directory, expected a file")
-    raw = path.read_bytes()
-    if raw.startswith(b"\x80"):
-        raise InputError(path, "looks like a pickle; tvrbench never unpickles input (see --trust-pickle where offered)")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise InputError(path, f"not UTF-8 text (byte {error.start})") from None
-    if not text.strip():
-        raise InputError(path, "empty file")
-    return text
 
 
 def _from_rows(path: Path, rows: list[dict[str, str]], id_col: str, text_col: str, video_col: str, line0: int) -> Captions:
@@ -216,10 +198,7 @@ def _read_msvd_pickle(path: Path, trust_pickle: bool) -> Captions:
 
 
 def _is_pickle(path: Path) -> bool:
-    if not path.is_file():
-        return False
-    with open(path, "rb") as handle:
-        return handle.read(1) == b"\x80"
+    return path.is_file() and require_file(path, "a captions file").startswith(PICKLE_MAGIC)
 
 
 def _read_jsonl(path: Path, text: str) -> Captions:

@@ -31,6 +31,7 @@ import pydantic
 
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write
+from tvrbench.io.files import PICKLE_MAGIC, require_file
 
 FIRE_LABELS = ("relevant", "irrelevant")
 LABEL_CODES = {"relevant": 1, "irrelevant": 0}
@@ -315,13 +316,8 @@ def _attach(container, key, value) -> None:
 
 
 def _check_readable(path: Path) -> None:
-    if not path.exists():
-        raise InputError(path, "no such file")
-    if path.is_dir():
-        raise InputError(path, "is a directory, expected a FIRE JSON file")
-    with open(path, "rb") as handle:
-        start = handle.read(4096)
-    if start.startswith(b"\x80"):
+    start = require_file(path, "a FIRE JSON file")
+    if start.startswith(PICKLE_MAGIC):
         raise InputError(path, "looks like a pickle, not FIRE JSON; tvrbench never unpickles input")
     if not start.strip():
         raise InputError(path, "empty file")

@@ -1,0 +1,74 @@
+"""Model score matrices: ``.npy``, rows = captions (queries), columns = videos, higher = better.
+
+The file is memory-mapped (``np.load(..., allow_pickle=False, mmap_mode="r")``, so never
+unpickled) and copied into memory in row blocks, checking every value on the way; a bad file
+gets one message naming the first bad cell. float32 and float64 stay as they are (a float32
+model is evaluated on its own numbers); other integer and float types become float64.
+(TREC run files are read by :mod:`tvrbench.io.trec`.)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from tvrbench.errors import InputError
+from tvrbench.io.files import PICKLE_MAGIC, require_file
+
+PICKLE_MESSAGE = "contains Python objects (pickle); tvrbench never unpickles input"
+BLOCK_VALUES = 1 << 22  # values checked per block: bounded extra memory whatever the matrix size
+
+
+def _check_container(path: Path) -> None:
+    magic = require_file(path, "a .npy score matrix")[:6]
+    if magic == b"\x93NUMPY":
+        return
+    if not magic:
+        raise InputError(path, "empty file")
+    if magic.startswith(PICKLE_MAGIC):
+        raise InputError(path, f"is a pickle, not a .npy file; {PICKLE_MESSAGE}")
+    if magic.startswith(b"PK"):
+        raise InputError(path, "is an .npz archive; save the one score matrix with numpy.save(path, matrix)")
+    raise InputError(path, "is not a .npy file (save the matrix with numpy.save; TREC runs are read as runs)")
+
+
+def read_scores(path: str | os.PathLike, shape: tuple[int, int] | None = None) -> np.ndarray:
+    """Load a 2-D, real, finite score matrix; ``shape`` (captions, videos) is checked when given."""
+    path = Path(path)
+    _check_container(path)
+    try:
+        mapped = np.load(path, allow_pickle=False, mmap_mode="r")
+    except ValueError as error:
+        if "object" in str(error).lower() or "pickle" in str(error).lower():
+            raise InputError(path, PICKLE_MESSAGE) from None
+        raise InputError(path, f"unreadable .npy file ({error})") from None
+    except (OSError, EOFError) as error:
+        raise InputError(path, f"unreadable .npy file ({error})") from None
+    if mapped.dtype.hasobject:
+        raise InputError(path, PICKLE_MESSAGE)
+    if mapped.ndim != 2:
+        raise InputError(path, f"must be a 2-D matrix (captions x videos), has shape {mapped.shape}")
+    if mapped.dtype.kind not in "iuf":
+        raise InputError(path, f"has dtype {mapped.dtype}; scores must be real numbers (integer or float)")
+    rows, columns = mapped.shape
+    if shape is not None:
+        if rows != shape[0]:
+            raise InputError(path, f"has {rows} rows but the queries file has {shape[0]} captions")
+        if columns != shape[1]:
+            raise InputError(path, f"has {columns} columns but the videos file has {shape[1]} videos")
+    if rows == 0 or columns == 0:
+        raise InputError(path, f"is empty (shape {mapped.shape})")
+    single = mapped.dtype.kind == "f" and mapped.dtype.itemsize == 4
+    dtype = np.dtype(np.float32 if single else np.float64)  # native byte order either way
+    scores = np.empty(mapped.shape, dtype=dtype)
+    step = max(1, BLOCK_VALUES // columns)
+    for start in range(0, rows, step):
+        block = scores[start:start + step]
+        block[...] = mapped[start:start + step]
+        if dtype.kind == "f" and not np.isfinite(block).all():
+            row, column = np.argwhere(~np.isfinite(block))[0]
+            raise InputError(path, f"row {start + row}, column {column} is {block[row, column]}; "
+                                   "every score must be finite (no NaN or infinity)")
+    return scores
