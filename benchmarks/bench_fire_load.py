@@ -3,7 +3,7 @@
 Generates (seeded) a synthetic FIRE file shaped like the released one: ~683K labels over MSR-VTT
 and MSVD (1K / 27K distinct captions, 1K / 670 videos), ~10% of pairs labelled twice and a third
 label where two disagree, 16-digit response and queue ids, one pooling model per label. Each
-loader runs in its own subprocess so that peak RSS (``ru_maxrss``) belongs to that loader alone;
+loader runs in its own subprocess so that peak RSS (``VmHWM``) belongs to that loader alone;
 tracemalloc's peak (Python allocations only) is reported too. Writes benchmarks/results/fire_load.json.
 
     .venv/bin/python benchmarks/bench_fire_load.py [--labels 683000] [--keep DIR]
@@ -106,9 +106,10 @@ def generate_fire(path: Path, n_labels: int, seed: int = 0) -> dict:
             "disagreements": len(disagreements), "individual_labels": n_individual, "bytes": path.stat().st_size}
 
 
-# Runs in a fresh interpreter: load the file one way, print time and memory as JSON.
+# Runs in a fresh interpreter: load the file one way, print time and memory as JSON. Peak RSS is
+# VmHWM from /proc (reset by exec; ru_maxrss would carry over the parent's peak from before exec).
 MEASURE = r"""
-import json, resource, sys, time, tracemalloc
+import json, sys, time, tracemalloc
 path, how, trace = sys.argv[1], sys.argv[2], sys.argv[3] == "trace"
 if how == "read_fire":
     from tvrbench.io.fire import read_fire
@@ -124,7 +125,8 @@ result = load(path)
 seconds = time.perf_counter() - start
 peak = tracemalloc.get_traced_memory()[1] if trace else None
 n = len(result) if how == "read_fire" else len(result["annotations"]) + len(result["disagreements"])
-print(json.dumps({"seconds": seconds, "maxrss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+print(json.dumps({"seconds": seconds, "maxrss_bytes": int(status["VmHWM"].split()[0]) * 1024,
                   "tracemalloc_peak_bytes": peak, "records": n}))
 """
 

@@ -72,6 +72,14 @@ def test_columns_match_the_json(fire_file):
     assert labels.query[0] is labels.query[1]
 
 
+def test_nested_metadata_is_kept(tmp_path):
+    document = fire_document()
+    document["provenance"] = {"tool": "x", "steps": [1, {"a": None}]}
+    labels = read_fire(write_document(tmp_path, document, "fire.json"))
+    assert labels.metadata["provenance"] == {"tool": "x", "steps": [1, {"a": None}]}
+    assert len(labels) == 5
+
+
 def test_iter_fire_yields_validated_records_in_file_order(fire_file):
     records = list(iter_fire(fire_file))
     assert all(isinstance(r, FireRecord) for r in records)
@@ -143,6 +151,10 @@ BAD_DOCUMENTS = {
                                 r"disagreements\[0\] has a label"),
     "no labels": (broken(lambda d: d["annotations"][0].update(annotator_labels=[])), r"annotations\[0\] has no annotator"),
     "record not object": (broken(lambda d: d["annotations"].insert(1, "a man")), r"annotations\[1\] is 'a man'"),
+    "nested value": (broken(lambda d: d["annotations"][1].update(query={"text": "a man"})),
+                     r"annotations\[1\] field 'query': Input should be a valid string \(got \{'text': 'a man'\}\)"),
+    "nested list item": (broken(lambda d: d["annotations"][0].update(models=[["CE"]])),
+                         r"annotations\[0\] field 'models.0'.*\['CE'\]"),
     "section not list": (broken(lambda d: d.update(annotations={"a": 1})), r"'annotations' must be a list"),
     "no disagreements": (broken(lambda d: d.pop("disagreements")), r"no 'disagreements' list"),
     "top level list": ("[1, 2]", "expected a JSON object"),

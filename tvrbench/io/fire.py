@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 import ijson
+from ijson.common import ObjectBuilder
 import numpy as np
 import pydantic
 
@@ -239,80 +240,71 @@ class _Parser:
         event, _ = next(events)
         if event != "start_map":
             raise InputError(self.path, "not a FIRE file: expected a JSON object with 'annotations' and 'disagreements'")
-        # stack of containers being built inside one value, and the pending key of each map
-        stack: list = []
-        keys: list = []
         top_key = None
         for event, value in events:
-            if not stack:  # between top-level fields
-                if event == "map_key":
-                    top_key = value
-                    continue
-                if event == "end_map":
-                    return
-                if top_key in SECTIONS:
-                    if event != "start_array":
-                        raise InputError(self.path, f"'{top_key}' must be a list of records")
-                    self.section, self.index = top_key, -1
-                    self.seen_sections.add(top_key)
-                    yield from self._section(events)
-                    self.section = None
-                    continue
             if event == "map_key":
-                keys[-1] = value
-                continue
-            if event in ("start_map", "start_array"):
-                container = {} if event == "start_map" else []
-                if stack:
-                    _attach(stack[-1], keys[-1], container)
-                stack.append(container)
-                keys.append(None)
-                continue
-            if event in ("end_map", "end_array"):
-                value = stack.pop()
-                keys.pop()
-                if stack:
-                    continue
-            elif stack:
-                _attach(stack[-1], keys[-1], value)
-                continue
-            self.metadata[top_key] = value
+                top_key = value
+            elif event == "end_map":
+                return
+            elif top_key in SECTIONS:
+                if event != "start_array":
+                    raise InputError(self.path, f"'{top_key}' must be a list of records")
+                self.section, self.index = top_key, -1
+                self.seen_sections.add(top_key)
+                yield from self._section(events)
+                self.section = None
+            else:
+                self.metadata[top_key] = _build(events, event, value)
 
     def _section(self, events) -> Iterator[tuple[str, int, dict]]:
-        """Events of one records list, from after its ``[`` to its ``]``."""
-        stack: list = []
-        keys: list = []
+        """Events of one records list, from after its ``[`` to its ``]``. The hot loop: records
+        are flat objects of scalars and lists of scalars, so those take the short branches."""
+        record = None  # the record being built
+        items = None  # the list being filled inside it
+        key = None
         for event, value in events:
-            if event == "map_key":
-                keys[-1] = value
-            elif event == "start_map" or event == "start_array":
-                container = {} if event == "start_map" else []
-                if stack:
-                    _attach(stack[-1], keys[-1], container)
-                elif event == "start_array":
-                    raise InputError(self.path, f"{self.section}[{self.index + 1}] is a list, expected a record object")
+            if items is not None:
+                if event == "end_array":
+                    items = None
                 else:
-                    self.index += 1
-                stack.append(container)
-                keys.append(None)
-            elif event == "end_map" or event == "end_array":
-                if not stack:  # the section's closing bracket
-                    return
-                record = stack.pop()
-                keys.pop()
-                if not stack:
+                    items.append(_build(events, event, value) if event in OPENERS else value)
+            elif record is not None:
+                if event == "map_key":
+                    key = value
+                elif event == "end_map":
                     yield self.section, self.index, record
-            elif stack:
-                _attach(stack[-1], keys[-1], value)
+                    record = None
+                elif event == "start_array":
+                    items = record[key] = []
+                else:
+                    record[key] = _build(events, event, value) if event == "start_map" else value
+            elif event == "start_map":
+                record = {}
+                self.index += 1
+            elif event == "end_array":
+                return
             else:
-                raise InputError(self.path, f"{self.section}[{self.index + 1}] is {value!r}, expected a record object")
+                found = "a list" if event == "start_array" else repr(value)
+                raise InputError(self.path, f"{self.section}[{self.index + 1}] is {found}, expected a record object")
 
 
-def _attach(container, key, value) -> None:
-    if key is None:
-        container.append(value)
-    else:
-        container[key] = value
+OPENERS = ("start_map", "start_array")
+CLOSERS = ("end_map", "end_array")
+
+
+def _build(events, event: str, value):
+    """The JSON value starting with ``(event, value)``: a scalar, or a whole nested container."""
+    if event not in OPENERS:
+        return value
+    builder = ObjectBuilder()
+    builder.event(event, value)
+    depth = 1
+    for event, value in events:
+        builder.event(event, value)
+        depth += (event in OPENERS) - (event in CLOSERS)
+        if depth == 0:
+            return builder.value
+    raise ijson.IncompleteJSONError("premature EOF")
 
 
 def _check_readable(path: Path) -> None:
