@@ -1,0 +1,250 @@
+"""``tvrbench proxies`` (build a relevance matrix) and ``tvrbench proxy-study ...`` (the paper's studies)."""
+
+from __future__ import annotations
+
+import json
+import time
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import typer
+
+from tvrbench.cli import app
+from tvrbench.errors import InputError
+
+study = typer.Typer(help="Studies of Wray et al. on proxy matrices: Fig. 4 curve, Fig. 5 GMR bounds, supp. A/B, §4.3 triplets.",
+                    no_args_is_help=True)
+app.add_typer(study, name="proxy-study")
+
+
+class Proxy(str, Enum):
+    bow = "bow"
+    pos = "pos"
+    syn = "syn"
+    met = "met"
+    embedding = "embedding"
+    visual = "visual"
+
+
+class Level(str, Enum):
+    caption = "caption"
+    video = "video"
+
+
+@app.command()
+def proxies(
+    captions: Path = typer.Option(..., "--captions", help="Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSFUSION CSV or MSRVTT_data.json."),
+    proxy: Proxy = typer.Option(..., "--proxy", help="bow, pos, syn, met (METEOR), embedding (sentence-embedding cosine) or visual."),
+    out: Path = typer.Option(..., "--out", help="Output matrix: .npy (dense, float32) or .npz with --top-k; the sidecar goes to OUT.json."),
+    level: Level = typer.Option(Level.caption, "--level", help="caption: captions x captions; video: videos x captions."),
+    spacy_model: Optional[str] = typer.Option(None, "--spacy-model", help="spaCy pipeline (installed package name or path). [default: en_core_web_sm]"),
+    config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/proxies.yaml)."),
+    features: Optional[Path] = typer.Option(None, "--features", help="Video features .npy (videos x dims, in order of first appearance) for --proxy visual."),
+    embedding_model: Optional[str] = typer.Option(None, "--embedding-model", help="sentence-transformers model name or local path."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="float32 (default) or float64."),
+    top_k: Optional[int] = typer.Option(None, "--top-k", min=1, help="Keep only the k largest values per row, as a sparse .npz."),
+    block_mb: Optional[int] = typer.Option(None, "--block-mb", min=1, help="Memory budget of one block of rows, MiB."),
+    n_process: Optional[int] = typer.Option(None, "--n-process", min=1, help="spaCy worker processes."),
+    batch_size: Optional[int] = typer.Option(None, "--batch-size", min=1, help="spaCy batch size."),
+):
+    """Build a semantic-similarity relevance matrix from captions (Wray et al. §4.4) for nDCG."""
+    from tvrbench.io.captions import read_captions
+    from tvrbench.proxies import build_proxy, load_config, write_proxy
+    from tvrbench.proxies.learned import read_features
+
+    settings = load_config(config, spacy_model=spacy_model, embedding_model=embedding_model, dtype=dtype,
+                           block_mb=block_mb, n_process=n_process, batch_size=batch_size)
+    table = read_captions(captions)
+    n_videos = len(table.distinct_videos())
+    loaded = read_features(features, n_videos) if features is not None else None
+    matrix = build_proxy(table.texts, proxy.value, level.value, caption_ids=table.caption_ids, video_ids=table.video_ids,
+                         config=settings, features=loaded)
+    started = time.perf_counter()
+    write_proxy(matrix, out, settings.dtype, settings.block_mb, top_k)
+    seconds = {**matrix.seconds, "matrix": time.perf_counter() - started}
+    timing = ", ".join(f"{name} {value:.2f} s" for name, value in seconds.items())
+    rows, columns = matrix.shape
+    typer.echo(f"wrote {out} ({rows} {'videos' if level == Level.video else 'captions'} x {columns} captions, "
+               f"{proxy.value}, {settings.dtype}) and {out.with_suffix('.json')}; {timing}", err=True)
+    typer.echo(str(matrix.signature))
+
+
+# --------------------------------------------------------------------------- studies
+
+
+def _read_matrix(path: Path) -> tuple[np.ndarray, dict]:
+    """A proxy matrix (memory-mapped) and its sidecar."""
+    if not path.is_file():
+        raise InputError(path, "no such file")
+    try:
+        matrix = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise InputError(path, f"not a readable .npy matrix: {error}") from None
+    sidecar_file = path.with_suffix(".json")
+    if not sidecar_file.is_file():
+        raise InputError(path, f"no sidecar {sidecar_file.name} beside it (written by tvrbench proxies)")
+    sidecar = json.loads(sidecar_file.read_text(encoding="utf-8"))
+    if matrix.ndim != 2 or list(matrix.shape) != sidecar.get("shape"):
+        raise InputError(path, f"shape {matrix.shape} does not match its sidecar {sidecar.get('shape')}")
+    return matrix, sidecar
+
+
+def _named(value: str) -> tuple[str, Path]:
+    name, _, path = value.rpartition("=")
+    return (name or Path(path).stem), Path(path)
+
+
+def _emit(payload: dict, json_out: Optional[Path]) -> None:
+    from tvrbench.io.atomic import write_json
+
+    if json_out is not None:
+        write_json(json_out, payload)
+    typer.echo(json.dumps(payload, indent=2))
+
+
+@study.command("curve")
+def study_curve(
+    matrix: list[str] = typer.Option(..., "--matrix", help="NAME=M.npy (repeatable): video-level proxy matrices."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Figure (.png or .svg)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the numbers as JSON."),
+    steps: int = typer.Option(21, "--steps", min=2, help="Thresholds evenly spaced in [0, 1]."),
+):
+    """Fig. 4: mean number of captions with S >= T per video, as T varies."""
+    from tvrbench.proxies.studies import plot_curve, relevant_count_curve
+
+    thresholds = np.linspace(0.0, 1.0, steps)
+    curves = {name: relevant_count_curve(_read_matrix(path)[0], thresholds) for name, path in map(_named, matrix)}
+    if plot is not None:
+        plot_curve(curves, thresholds, plot)
+    _emit({"thresholds": thresholds.round(6).tolist(), "mean_relevant": {k: v.tolist() for k, v in curves.items()}}, json_out)
+
+
+@study.command("gmr")
+def study_gmr(
+    scores: list[str] = typer.Option(..., "--scores", help="NAME=S.npy (repeatable): model scores, captions x videos."),
+    relevance: Path = typer.Option(..., "--relevance", help="Video-level SYN matrix (videos x captions) from tvrbench proxies."),
+    threshold: float = typer.Option(0.8, "--threshold", help="Items with S > threshold count as equivalent."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Figure (.png or .svg), text-to-video and video-to-text side by side."),
+    json_out: Optional[Path] = typer.Option(None, "--json"),
+):
+    """Fig. 5: GMR as reported and its bounds when highly similar captions count as equivalent."""
+    from tvrbench.io.scores import read_scores
+    from tvrbench.proxies.studies import gmr_bounds, plot_gmr
+
+    rel, sidecar = _read_matrix(relevance)
+    if sidecar.get("rows") != "videos":
+        raise InputError(relevance, "needs a video-level matrix (tvrbench proxies --level video)")
+    row_index = {video: i for i, video in enumerate(sidecar["row_ids"])}
+    caption_video = _caption_video(sidecar, row_index, relevance)
+    bounds = {}
+    for name, path in map(_named, scores):
+        bounds[name] = gmr_bounds(read_scores(path, shape=(rel.shape[1], rel.shape[0])), rel, caption_video, threshold)
+    if plot is not None:
+        for direction in ("t2v", "v2t"):
+            plot_gmr(bounds, direction, plot.with_name(f"{plot.stem}_{direction}{plot.suffix}"))
+    _emit({"threshold": threshold, "gmr": bounds}, json_out)
+
+
+def _caption_video(sidecar: dict, row_index: dict[str, int], source: Path) -> np.ndarray:
+    owners = sidecar.get("col_videos")
+    if owners is None or len(owners) != len(sidecar["col_ids"]):
+        raise InputError(source, "sidecar lacks col_videos (the video of each caption); rebuild with this version")
+    return np.asarray([row_index[v] for v in owners], dtype=np.int64)
+
+
+@study.command("correlation")
+def study_correlation(
+    matrix: list[str] = typer.Option(..., "--matrix", help="NAME=M.npy (repeatable), same shape."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Heat map (.png or .svg)."),
+    json_out: Optional[Path] = typer.Option(None, "--json"),
+):
+    """Supp. B: mean per-video Pearson correlation between every two proxies."""
+    from tvrbench.proxies.studies import plot_correlation, proxy_correlation
+
+    named = [(name, _read_matrix(path)[0]) for name, path in map(_named, matrix)]
+    names = [n for n, _ in named]
+    values = np.eye(len(named))
+    for i in range(len(named)):
+        for j in range(i + 1, len(named)):
+            values[i, j] = values[j, i] = proxy_correlation(named[i][1], named[j][1])
+    if plot is not None:
+        plot_correlation(names, values, plot)
+    _emit({"names": names, "pearson": values.round(6).tolist()}, json_out)
+
+
+@study.command("human-kit")
+def study_human_kit(
+    matrix: Path = typer.Option(..., "--matrix", help="Video-level proxy matrix."),
+    captions: Path = typer.Option(..., "--captions", help="The captions file the matrix was built from."),
+    out: Path = typer.Option(..., "--out", help="Kit CSV: video_id, presented, caption_id, text, slot, proxy_score."),
+    videos: int = typer.Option(100, "--videos", min=1),
+    seed: int = typer.Option(0, "--seed"),
+):
+    """Supp. A: 5 captions per sampled video (most, quartiles, least) for annotators to order.
+
+    Show annotators video_id, presented and text only; slot and proxy_score are for scoring.
+    """
+    from tvrbench.io.captions import read_captions
+    from tvrbench.proxies.studies import human_kit, write_csv
+
+    rel, sidecar = _read_matrix(matrix)
+    table = read_captions(captions)
+    if table.caption_ids != sidecar["col_ids"]:
+        raise InputError(captions, f"caption ids differ from the columns of {matrix}")
+    from tvrbench.proxies.video import VideoGroups
+
+    groups = VideoGroups.from_caption_videos(table.video_ids)
+    if sidecar.get("rows") != "videos" or groups.video_ids != sidecar["row_ids"]:
+        raise InputError(matrix, "needs the video-level matrix built from this captions file")
+    kit = human_kit(rel, sidecar["row_ids"], sidecar["col_ids"], table.texts, groups.membership().tocsr(), videos, seed)
+    write_csv(out, kit, ["video_id", "presented", "caption_id", "text", "slot", "proxy_score"])
+    typer.echo(f"wrote {out}: {len(kit)} rows for {len(kit) // 5} videos", err=True)
+
+
+@study.command("human-score")
+def study_human_score(
+    kit: Path = typer.Option(..., "--kit", help="The kit CSV from human-kit."),
+    rankings: Path = typer.Option(..., "--rankings", help="CSV annotator,video_id,caption_id,rank (1 = most relevant)."),
+    json_out: Optional[Path] = typer.Option(None, "--json"),
+):
+    """Supp. A: % consistently ordered pairs and the proxy's agreement with them."""
+    from tvrbench.proxies.studies import human_agreement
+
+    _emit(human_agreement(_read_csv(kit, ("video_id", "caption_id", "proxy_score")),
+                          _read_csv(rankings, ("annotator", "video_id", "caption_id", "rank"))), json_out)
+
+
+def _read_csv(path: Path, columns: tuple[str, ...]) -> list[dict]:
+    import csv
+
+    if not path.is_file():
+        raise InputError(path, "no such file")
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except UnicodeDecodeError:
+        raise InputError(path, "not UTF-8 text") from None
+    if not rows or any(c not in rows[0] for c in columns):
+        raise InputError(path, f"expected CSV columns {', '.join(columns)}")
+    return rows
+
+
+@study.command("triplets")
+def study_triplets(
+    matrix: Path = typer.Option(..., "--matrix", help="Video-level proxy matrix."),
+    threshold: float = typer.Option(..., "--threshold", help="Positives: S >= T; negatives: S < T."),
+    out: Path = typer.Option(..., "--out", help="CSV video_id, positive_caption_id, negative_caption_id."),
+    per_video: int = typer.Option(10, "--per-video", min=1),
+    seed: int = typer.Option(0, "--seed"),
+):
+    """§4.3: training triplets thresholded on semantic similarity."""
+    from tvrbench.proxies.studies import triplets, write_csv
+
+    rel, sidecar = _read_matrix(matrix)
+    rows, cols = sidecar["row_ids"], sidecar["col_ids"]
+    records = ({"video_id": rows[v], "positive_caption_id": cols[p], "negative_caption_id": cols[n]}
+               for v, p, n in triplets(rel, threshold, per_video, seed))
+    write_csv(out, records, ["video_id", "positive_caption_id", "negative_caption_id"])
+    typer.echo(f"wrote {out}", err=True)

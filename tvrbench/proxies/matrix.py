@@ -1,0 +1,257 @@
+"""Build a proxy matrix (one proxy, caption or video level), compute it in row blocks, write it with its sidecar."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from tvrbench.errors import InputError
+from tvrbench.io.atomic import atomic_write, write_json
+from tvrbench.proxies.config import ProxyConfig
+from tvrbench.proxies.parsing import ParsedCaptions, check_texts, parse_captions
+from tvrbench.proxies.video import VideoGroups
+from tvrbench.signature import Signature, text_digest
+
+SET_PROXIES = ("bow", "pos", "syn")
+PROXIES = (*SET_PROXIES, "met", "embedding", "visual")
+LEVELS = ("caption", "video")
+SIDECAR_FORMAT = 1
+
+
+@dataclass
+class ProxyMatrix:
+    """A relevance matrix not yet computed: a kernel giving blocks of rows, and the pairs fixed at 1."""
+
+    kernel: object  # has .shape and .block(rows: slice) -> float64 array
+    ones: sp.csr_matrix  # rows x columns; 1 where the caption is the row's own (diagonal or own video)
+    proxy: str
+    level: str
+    row_ids: list[str]
+    col_ids: list[str]
+    signature: Signature
+    col_videos: list[str] | None = None  # video id of each column caption, when known
+    seconds: dict[str, float] = field(default_factory=dict)  # "parse", "prepare" (sets, vocabularies, embeddings)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.kernel.shape
+
+    def block(self, rows: slice) -> np.ndarray:
+        values = self.kernel.block(rows)
+        own = self.ones[rows].tocoo()
+        values[own.row, own.col] = 1.0
+        return values
+
+    def blocks(self, block_mb: int = 256, start: int = 0) -> Iterator[tuple[slice, np.ndarray]]:
+        """Row blocks sized so that a block and its temporaries stay within about ``block_mb`` MiB."""
+        step = max(1, (block_mb << 20) // (max(1, self.shape[1]) * 8 * 4))
+        for first in range(start, self.shape[0], step):
+            rows = slice(first, min(first + step, self.shape[0]))
+            yield rows, self.block(rows)
+
+    def compute(self, dtype=np.float32, block_mb: int = 256) -> np.ndarray:
+        out = np.empty(self.shape, dtype=dtype)
+        for rows, values in self.blocks(block_mb):
+            out[rows] = values
+        return out
+
+    def sidecar(self, dtype: str, top_k: int | None = None) -> dict:
+        return {
+            "format": SIDECAR_FORMAT,
+            "signature": str(self.signature),
+            "proxy": self.proxy,
+            "level": self.level,
+            "rows": "videos" if self.level == "video" else "captions",
+            "columns": "captions",
+            "shape": list(self.shape),
+            "dtype": dtype,
+            "storage": "dense" if top_k is None else f"top-{top_k} per row (scipy.sparse CSR .npz)",
+            "row_ids": self.row_ids,
+            "col_ids": self.col_ids,
+            "col_videos": self.col_videos,
+        }
+
+
+def _wordnet(wordnet):
+    if wordnet is not None:
+        return wordnet
+    from tvrbench.resources import wordnet as load_wordnet
+
+    return load_wordnet()
+
+
+def build_proxy(
+    captions: ParsedCaptions | Sequence[str],
+    proxy: str,
+    level: str = "caption",
+    *,
+    caption_ids: Sequence[str] | None = None,
+    video_ids: Sequence[str] | None = None,
+    config: ProxyConfig | None = None,
+    wordnet=None,
+    features: np.ndarray | None = None,
+) -> ProxyMatrix:
+    """Prepare one proxy: parse if needed, build sets / vocabularies / embeddings; the pairs come later.
+
+    ``video_ids`` (one per caption) is needed at video level; ``features`` (videos x dims, videos in
+    order of first appearance) for the visual proxy.
+    """
+    config = config or ProxyConfig()
+    if proxy not in PROXIES:
+        raise InputError(None, f"unknown proxy {proxy!r}; choose one of {', '.join(PROXIES)}")
+    if level not in LEVELS:
+        raise InputError(None, f"unknown level {level!r}; choose caption or video")
+    texts = captions.texts if isinstance(captions, ParsedCaptions) else check_texts(captions)
+    caption_ids = [str(i) for i in range(len(texts))] if caption_ids is None else list(caption_ids)
+    if level == "video" or proxy == "visual":
+        if video_ids is None or len(video_ids) != len(texts):
+            raise InputError(None, f"the {level}-level {proxy} proxy needs one video id per caption")
+        videos = VideoGroups.from_caption_videos(video_ids)
+    groups = videos if level == "video" else VideoGroups.singletons(caption_ids)
+
+    seconds = {}
+    fields: dict[str, object] = {"proxy": proxy, "level": level, "captions": f"{len(texts)}:{text_digest(texts)}"}
+    libraries = ["numpy", "scipy"]
+    started = time.perf_counter()
+    if proxy in SET_PROXIES:
+        from tvrbench.proxies.sets import IoUKernel, incidence, proxy_items, proxy_weights, video_sets
+
+        parsed = captions if isinstance(captions, ParsedCaptions) else parse_captions(texts, config.spacy_model, config.batch_size, config.n_process)
+        seconds["parse"] = parsed.parse_seconds
+        started = time.perf_counter()
+        wn = _wordnet(wordnet) if proxy == "syn" else None
+        weights = proxy_weights(proxy, config.pos_weights)
+        parts = []
+        for part, items in proxy_items(parsed, proxy, config.pos_weights, wn).items():
+            if weights[part] == 0:
+                continue
+            caption_sets = incidence(items, {})
+            rows = caption_sets if level == "caption" else video_sets(caption_sets, groups.membership(), config.video_word_fraction)
+            parts.append((rows, caption_sets, weights[part]))
+        kernel = IoUKernel(parts)
+        libraries += ["spacy"] + (["nltk"] if proxy == "syn" else [])
+        fields.update(tokenization="compat", stop_words=f"spacy-en-{len(_stop_words())}", pipeline=parsed.pipeline)
+        if proxy != "bow":
+            fields["alpha"] = [f"{tag}={weight:g}" for tag, weight in weights.items()]
+        if proxy == "syn":
+            fields.update(wordnet=wn.get_version(), synsets="wordnet-lemmatizer+lesk")
+        if level == "video":
+            fields["video_words"] = f">={config.video_word_fraction:g}"
+    elif proxy == "met":
+        from tvrbench.proxies.meteor import MeteorKernel
+
+        wn = _wordnet(wordnet)
+        kernel = MeteorKernel(texts, wn, groups.members, config.meteor_alpha, config.meteor_beta, config.meteor_gamma)
+        libraries.append("nltk")
+        fields.update(tokenization="whitespace+lower", wordnet=wn.get_version(), stemmer="porter",
+                      meteor=f"alpha={config.meteor_alpha:g},beta={config.meteor_beta:g},gamma={config.meteor_gamma:g}")
+        if level == "video":
+            fields["kernel"] = "half(mean+max)"
+    else:
+        from tvrbench.proxies.learned import CosineKernel, sentence_embeddings, unit_rows, video_embeddings
+
+        if proxy == "embedding":
+            vectors = sentence_embeddings(texts, config.embedding_model, config.embedding_batch_size)
+            rows = vectors if level == "caption" else video_embeddings(vectors, groups)
+            kernel = CosineKernel(rows, vectors)
+            libraries.append("sentence-transformers")
+            fields["model"] = config.embedding_model
+        else:
+            if features is None:
+                raise InputError(None, "the visual proxy needs video features (--features FEATURES.npy)")
+            if features.shape[0] != len(videos.video_ids):
+                raise InputError(None, f"features have {features.shape[0]} rows for {len(videos.video_ids)} videos")
+            features = unit_rows(np.asarray(features, dtype=np.float64))
+            owner = videos.video_of_caption()
+            kernel = CosineKernel(features if level == "video" else features[owner], features[owner])
+            fields["features"] = f"{features.shape[0]}x{features.shape[1]}"
+        fields["cosine"] = "clipped-at-0"
+    seconds["prepare"] = time.perf_counter() - started
+    ones = groups.membership().astype(bool).tocsr()
+    return ProxyMatrix(kernel, ones, proxy, level, groups.video_ids, caption_ids, Signature(fields, libraries=libraries),
+                       None if video_ids is None else [str(v) for v in video_ids], seconds)
+
+
+def _stop_words():
+    from tvrbench.proxies.sets import stop_words
+
+    return stop_words()
+
+
+def proxy_matrix(captions: ParsedCaptions | Sequence[str], proxy: str, level: str = "caption", *,
+                 dtype=np.float32, block_mb: int = 256, **options) -> np.ndarray:
+    """The matrix in memory: ``M[i, j]`` = S(row i, caption j), own pairs 1 (options: see :func:`build_proxy`)."""
+    return build_proxy(captions, proxy, level, **options).compute(dtype, block_mb)
+
+
+def sidecar_path(out: str | Path) -> Path:
+    return Path(out).with_suffix(".json")
+
+
+def write_proxy(matrix: ProxyMatrix, out: str | Path, dtype: str = "float32", block_mb: int = 256,
+                top_k: int | None = None) -> Path:
+    """Write ``out`` (.npy, or .npz top-k) and its sidecar ``out.json``; atomic, and resumable when dense.
+
+    A dense matrix is filled block by block in a memory-mapped ``OUT.partial`` whose progress is
+    recorded in ``OUT.partial.json``; after an interruption, the same command continues from the last
+    finished block. The file is renamed into place only when complete.
+    """
+    out = Path(out)
+    if top_k is not None:
+        _write_top_k(matrix, out, dtype, block_mb, top_k)
+    else:
+        _write_dense(matrix, out, dtype, block_mb)
+    write_json(sidecar_path(out), matrix.sidecar(dtype, top_k))
+    return out
+
+
+def _write_dense(matrix: ProxyMatrix, out: Path, dtype: str, block_mb: int) -> None:
+    partial = out.with_name(out.name + ".partial")
+    progress = out.with_name(out.name + ".partial.json")
+    state = {"signature": str(matrix.signature), "shape": list(matrix.shape), "dtype": dtype}
+    done = 0
+    previous = None
+    if partial.is_file() and progress.is_file():
+        try:
+            previous = json.loads(progress.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            previous = None
+    if previous is not None and {k: previous.get(k) for k in state} == state:
+        array = np.lib.format.open_memmap(partial, mode="r+")
+        done = int(previous["rows_done"])
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        array = np.lib.format.open_memmap(partial, mode="w+", dtype=dtype, shape=matrix.shape)
+        write_json(progress, {**state, "rows_done": 0})
+    for rows, values in matrix.blocks(block_mb, start=done):
+        array[rows] = values
+        array.flush()
+        write_json(progress, {**state, "rows_done": rows.stop})
+    del array
+    os.replace(partial, out)
+    progress.unlink()
+
+
+def _write_top_k(matrix: ProxyMatrix, out: Path, dtype: str, block_mb: int, top_k: int) -> None:
+    if out.suffix != ".npz":
+        raise InputError(out, "a top-k matrix is written as scipy.sparse .npz: name the output FILE.npz")
+    k = min(top_k, matrix.shape[1])
+    indices, values = [], []
+    for _, block in matrix.blocks(block_mb):
+        order = np.argsort(-block, axis=1, kind="stable")[:, :k]  # ties: lower column first
+        indices.append(order)
+        values.append(np.take_along_axis(block, order, axis=1))
+    columns = np.concatenate(indices).ravel()
+    data = np.concatenate(values).ravel().astype(dtype)
+    indptr = np.arange(0, matrix.shape[0] * k + 1, k)
+    sparse = sp.csr_matrix((data, columns, indptr), shape=matrix.shape)
+    sparse.sort_indices()
+    with atomic_write(out, "wb") as handle:
+        sp.save_npz(handle, sparse, compressed=True)

@@ -1,0 +1,147 @@
+"""Set proxies (BoW, PoS, SYN): each caption becomes sets of items, and IoU is computed for all pairs at once.
+
+A family of sets is a sparse 0/1 incidence matrix (sets x items). For rows R and columns C,
+``|r ∩ c|`` is one sparse product ``R @ C.T`` and ``|r ∪ c| = |r| + |c| - |r ∩ c|``; an empty union
+gives IoU 0 (two captions of only stop words are not similar). No Python loop runs over pairs.
+
+Items follow the reference code of Wray et al. (``compat``): BoW takes the caption split on single
+spaces minus spaCy's English stop words (case-sensitive, as the reference; empty tokens from repeated
+spaces are dropped); PoS takes the text of the spaCy tokens tagged with each part of speech; SYN maps
+each of those words to the WordNet synset Lesk picks for its WordNet lemma, in the context of the
+caption's space-split words, or to the word itself when WordNet has no synset for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from tvrbench.proxies.parsing import ParsedCaptions
+
+WORDNET_POS = {"VERB": "v", "NOUN": "n", "ADJ": "a", "ADV": "r"}
+
+
+def stop_words() -> frozenset[str]:
+    """spaCy's English stop list (the one the reference code uses)."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return frozenset(STOP_WORDS)
+
+
+def bow_items(texts: Sequence[str]) -> list[tuple[str, ...]]:
+    stops = stop_words()
+    return [tuple(w for w in text.split(" ") if w and w not in stops) for text in texts]
+
+
+def pos_items(parsed: ParsedCaptions, tag: str) -> list[tuple[str, ...]]:
+    return [tuple(w for w, p in zip(tokens, tags) if p == tag) for tokens, tags in zip(parsed.tokens, parsed.pos)]
+
+
+class SynsetMapper:
+    """Word -> WordNet synset name by lemmatizing and Lesk, as the reference's ``create_synsets``.
+
+    The lemma is the shortest of ``wordnet._morphy(word, pos)`` (what ``WordNetLemmatizer.lemmatize``
+    does) and the sense is ``nltk.wsd.lesk(caption.split(' '), lemma, pos)``; both run on the reader
+    given, never on NLTK's global corpus loader.
+    """
+
+    def __init__(self, wordnet):
+        self.wordnet = wordnet
+        self._synsets: dict[str, list] = {}
+
+    def lemma(self, word: str, wn_pos: str) -> str:
+        lemmas = self.wordnet._morphy(word, wn_pos)
+        return min(lemmas, key=len) if lemmas else word
+
+    def synset(self, context: list[str], word: str, wn_pos: str) -> str:
+        from nltk.wsd import lesk
+
+        lemma = self.lemma(word, wn_pos)
+        if lemma not in self._synsets:
+            self._synsets[lemma] = self.wordnet.synsets(lemma)
+        sense = lesk(context, lemma, pos=wn_pos, synsets=self._synsets[lemma])
+        return sense.name() if sense is not None else word
+
+    def items(self, parsed: ParsedCaptions, tag: str) -> list[tuple[str, ...]]:
+        wn_pos = WORDNET_POS[tag]
+        by_text: dict[str, tuple[str, ...]] = {}
+        result = []
+        for text, words in zip(parsed.texts, pos_items(parsed, tag)):
+            if text not in by_text:
+                context = text.split(" ")
+                by_text[text] = tuple(dict.fromkeys(self.synset(context, w, wn_pos) for w in words))
+            result.append(by_text[text])
+        return result
+
+
+def proxy_items(parsed: ParsedCaptions, proxy: str, pos_weights: Mapping[str, float], wordnet=None) -> dict[str, list[tuple[str, ...]]]:
+    """The item families of one proxy: ``{part: items per caption}`` (one part for BoW)."""
+    if proxy == "bow":
+        return {"words": bow_items(parsed.texts)}
+    if proxy == "pos":
+        return {tag: pos_items(parsed, tag) for tag in pos_weights}
+    if proxy == "syn":
+        if wordnet is None:
+            from tvrbench.resources import wordnet as load_wordnet
+
+            wordnet = load_wordnet()
+        mapper = SynsetMapper(wordnet)
+        return {tag: mapper.items(parsed, tag) for tag in pos_weights}
+    raise ValueError(f"not a set proxy: {proxy}")
+
+
+def proxy_weights(proxy: str, pos_weights: Mapping[str, float]) -> dict[str, float]:
+    return {"words": 1.0} if proxy == "bow" else dict(pos_weights)
+
+
+def incidence(items: Sequence[Sequence[str]], vocabulary: dict[str, int]) -> sp.csr_matrix:
+    """0/1 matrix (len(items) x len(vocabulary)); new items are added to ``vocabulary``."""
+    indptr = [0]
+    indices: list[int] = []
+    for row in items:
+        columns = {vocabulary.setdefault(item, len(vocabulary)) for item in row}
+        indices.extend(sorted(columns))
+        indptr.append(len(indices))
+    data = np.ones(len(indices), dtype=np.float64)
+    return sp.csr_matrix((data, np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)), shape=(len(items), len(vocabulary)))
+
+
+def video_sets(caption_sets: sp.csr_matrix, membership: sp.csr_matrix, fraction: float) -> sp.csr_matrix:
+    """A video's set: the items present in at least ``fraction`` of its captions (Wray et al.: 25%)."""
+    counts = (membership @ caption_sets).tocsr()
+    n_captions = np.asarray(membership.sum(axis=1)).ravel()
+    row_of_entry = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
+    keep = counts.data / n_captions[row_of_entry] >= fraction
+    counts.data = keep.astype(np.float64)
+    counts.eliminate_zeros()
+    return counts
+
+
+@dataclass
+class IoUKernel:
+    """Σ_p α_p IoU(row set_p, column set_p) for blocks of rows; ``parts`` = [(rows, columns, α_p)]."""
+
+    parts: list[tuple[sp.csr_matrix, sp.csr_matrix, float]]
+
+    def __post_init__(self):
+        self._prepared = [
+            (rows, np.asarray(rows.sum(axis=1)).ravel(), columns.T.tocsr(), np.asarray(columns.sum(axis=1)).ravel(), weight)
+            for rows, columns, weight in self.parts
+        ]
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        rows, columns, _ = self.parts[0]
+        return rows.shape[0], columns.shape[0]
+
+    def block(self, rows: slice) -> np.ndarray:
+        out = np.zeros((len(range(*rows.indices(self.shape[0]))), self.shape[1]))
+        for row_sets, row_sizes, columns_t, column_sizes, weight in self._prepared:
+            intersection = (row_sets[rows] @ columns_t).toarray()
+            union = row_sizes[rows, None] + column_sizes[None, :] - intersection
+            iou = np.divide(intersection, union, out=np.zeros_like(intersection), where=union > 0)
+            out += iou if weight == 1.0 else weight * iou
+        return out

@@ -1,0 +1,258 @@
+"""The studies of Wray et al. on proxy matrices (rows = videos, columns = captions, as the proxies write them).
+
+* :func:`relevant_count_curve` — mean number of captions with S >= T per video as T varies (Fig. 4);
+* :func:`gmr_bounds` — Geometric Mean Recall when captions with S_SYN > 0.8 count as equivalent:
+  the best-ranked (upper bound) or worst-ranked (lower bound) equivalent item taken as ground truth (Fig. 5);
+* :func:`proxy_correlation` — mean over videos of the Pearson correlation between two proxies' rows (supp. B);
+* :func:`human_kit` / :func:`human_agreement` — the human-agreement study (supp. A);
+* :func:`triplets` — training triplets (video, caption with S >= T, caption with S < T) (§4.3).
+
+All of them read matrices in row blocks, so a memory-mapped ``.npy`` of any size works.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from tvrbench.errors import InputError
+from tvrbench.io.atomic import atomic_write
+
+BLOCK_CELLS = 1 << 23  # cells of a matrix read at once
+HUMAN_SLOTS = ("most", "q1", "median", "q3", "least")  # rank positions 0, 25%, 50%, 75%, 100% (most relevant first)
+
+
+def row_blocks(matrix: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
+    step = max(1, BLOCK_CELLS // max(1, matrix.shape[1]))
+    for start in range(0, matrix.shape[0], step):
+        rows = slice(start, min(start + step, matrix.shape[0]))
+        yield rows, np.asarray(matrix[rows])
+
+
+def relevant_count_curve(matrix: np.ndarray, thresholds: Sequence[float]) -> np.ndarray:
+    """Mean over rows of #{j : S[i, j] >= T} for each T (compared in the matrix's own dtype).
+
+    Thresholds are cast to the matrix's dtype first, so an IoU of exactly 7/10 stored as float32 counts at T = 0.7.
+    """
+    cut = np.asarray(thresholds, dtype=matrix.dtype if np.issubdtype(matrix.dtype, np.floating) else np.float64)
+    order = np.argsort(cut, kind="stable")
+    sorted_cut = cut[order]
+    at_least = np.zeros(len(cut) + 1, dtype=np.int64)  # at_least[k] = cells with exactly k thresholds <= value
+    for _, block in row_blocks(matrix):
+        at_least += np.bincount(np.searchsorted(sorted_cut, block.ravel(), side="right"), minlength=len(cut) + 1)
+    counts_sorted = np.cumsum(at_least[::-1])[::-1][1:]  # cells with value >= sorted_cut[k]
+    counts = np.empty(len(cut), dtype=np.float64)
+    counts[order] = counts_sorted
+    return counts / matrix.shape[0]
+
+
+def _ranks_of(scores: np.ndarray, targets: sp.csr_matrix, axis: str) -> tuple[np.ndarray, np.ndarray]:
+    """Best and worst 1-based rank (stable ties) of each query's targets; queries along ``axis``."""
+    from tvrbench.evaluation.ranking import target_ranks
+
+    targets = targets.tocsr().sorted_indices()
+    row_ranks, column_ranks = target_ranks(scores, rows=targets if axis == "rows" else None,
+                                           columns=targets if axis == "columns" else None)
+    ranks = row_ranks if axis == "rows" else column_ranks
+    starts = targets.indptr[:-1]
+    has = np.diff(targets.indptr) > 0
+    best = np.full(targets.shape[0], np.inf)
+    worst = np.full(targets.shape[0], np.inf)
+    best[has] = np.minimum.reduceat(ranks, starts[has])
+    worst[has] = np.maximum.reduceat(ranks, starts[has])
+    return best, worst
+
+
+def geometric_mean_recall(ranks: np.ndarray, ks: Sequence[int] = (1, 5, 10)) -> float:
+    recalls = [100.0 * float(np.mean(ranks <= k)) for k in ks]
+    return float(np.prod(recalls) ** (1.0 / len(recalls)))
+
+
+def gmr_bounds(scores: np.ndarray, relevance: np.ndarray, caption_video: np.ndarray, threshold: float = 0.8,
+               ks: Sequence[int] = (1, 5, 10)) -> dict[str, dict[str, float]]:
+    """GMR as reported (own pairs only) and its upper / lower bound when items with S > threshold are equivalent.
+
+    ``scores``: captions x videos (model scores, the evaluate orientation); ``relevance``: videos x
+    captions (e.g. the video-level SYN proxy); ``caption_video[j]``: the video index of caption j.
+    Video-to-text: for video i the equivalent captions are {j : S[i, j] > threshold} ∪ its own;
+    text-to-video: for caption j, the videos {i : S[i, j] > threshold} ∪ its own.
+    """
+    n_captions, n_videos = scores.shape
+    if relevance.shape != (n_videos, n_captions):
+        raise InputError(None, f"relevance has shape {relevance.shape}, expected videos x captions {(n_videos, n_captions)}")
+    own = sp.csr_matrix((np.ones(n_captions), (caption_video, np.arange(n_captions))), shape=(n_videos, n_captions))
+    pieces = [sp.csr_matrix(np.asarray(block) > threshold) for _, block in row_blocks(relevance)]
+    equivalent = (sp.vstack(pieces).astype(np.float64) + own).astype(bool).astype(np.float64).tocsr()
+    result = {}
+    for direction, targets_own, targets_equivalent, axis in (
+        ("v2t", own, equivalent, "columns"),
+        ("t2v", own.T.tocsr(), equivalent.T.tocsr(), "rows"),
+    ):
+        reported, _ = _ranks_of(scores, targets_own, axis)
+        upper, lower = _ranks_of(scores, targets_equivalent, axis)
+        result[direction] = {
+            "reported": geometric_mean_recall(reported, ks),
+            "upper": geometric_mean_recall(upper, ks),
+            "lower": geometric_mean_recall(lower, ks),
+            "mean_equivalent": float(np.mean(np.diff(targets_equivalent.indptr))),
+        }
+    return result
+
+
+def proxy_correlation(first: np.ndarray, second: np.ndarray) -> float:
+    """Mean over rows (videos) of the Pearson correlation of the two rows; constant rows are left out."""
+    if first.shape != second.shape:
+        raise InputError(None, f"matrices differ in shape: {first.shape} and {second.shape}")
+    total, counted = 0.0, 0
+    for rows, a in row_blocks(first):
+        a = a.astype(np.float64)
+        b = np.asarray(second[rows], dtype=np.float64)
+        a -= a.mean(axis=1, keepdims=True)
+        b -= b.mean(axis=1, keepdims=True)
+        denominator = np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+        defined = denominator > 0
+        total += float(((a * b).sum(axis=1)[defined] / denominator[defined]).sum())
+        counted += int(defined.sum())
+    return total / counted if counted else float("nan")
+
+
+def human_kit(matrix: np.ndarray, row_ids: Sequence[str], col_ids: Sequence[str], texts: Sequence[str],
+              own: sp.csr_matrix, n_videos: int = 100, seed: int = 0) -> list[dict]:
+    """Five captions per sampled video: most and least relevant and the quartiles of the proxy's ranking.
+
+    Captions of the video itself are left out (their S is 1 by definition, so they would test nothing).
+    Rows come back in a random order per video (``presented``), with the proxy's slot and score for scoring.
+    """
+    rng = np.random.default_rng(seed)
+    chosen = np.sort(rng.choice(matrix.shape[0], size=min(n_videos, matrix.shape[0]), replace=False))
+    kit = []
+    for video in chosen:
+        row = np.asarray(matrix[video], dtype=np.float64)
+        candidates = np.setdiff1d(np.arange(matrix.shape[1]), own[video].indices)
+        ranked = candidates[np.argsort(-row[candidates], kind="stable")]
+        last = len(ranked) - 1
+        picks = [ranked[round(q * last)] for q in (0.0, 0.25, 0.5, 0.75, 1.0)]
+        for presented, slot in enumerate(rng.permutation(len(picks))):
+            caption = picks[slot]
+            kit.append({"video_id": row_ids[video], "presented": presented, "caption_id": col_ids[caption],
+                        "text": texts[caption], "slot": HUMAN_SLOTS[slot], "proxy_score": float(row[caption])})
+    return kit
+
+
+def human_agreement(kit: Sequence[dict], rankings: Sequence[dict]) -> dict[str, float]:
+    """Supp. A: share of caption pairs all annotators order alike, and how often the proxy orders them the same way.
+
+    ``rankings``: rows ``annotator, video_id, caption_id, rank`` (1 = most relevant). A pair is
+    consistent when every annotator who ranked both put them in the same order; the proxy agrees when
+    it scores the preferred caption strictly higher.
+    """
+    score = {(r["video_id"], r["caption_id"]): float(r["proxy_score"]) for r in kit}
+    by_video: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
+    for r in rankings:
+        by_video[r["video_id"]][r["annotator"]][r["caption_id"]] = int(r["rank"])
+    pairs = consistent = agree = 0
+    for video, annotators in by_video.items():
+        captions = sorted({c for ranks in annotators.values() for c in ranks})
+        for a_index, a in enumerate(captions):
+            for b in captions[a_index + 1:]:
+                orders = {np.sign(ranks[a] - ranks[b]) for ranks in annotators.values() if a in ranks and b in ranks}
+                if not orders:
+                    continue
+                pairs += 1
+                if len(orders) == 1 and 0 not in orders:
+                    consistent += 1
+                    preferred, other = (a, b) if orders == {-1} else (b, a)
+                    if (video, preferred) not in score or (video, other) not in score:
+                        raise InputError(None, f"video {video}: captions {a}, {b} are not in the kit")
+                    agree += score[(video, preferred)] > score[(video, other)]
+    return {"pairs": pairs, "consistent_pairs": consistent,
+            "percent_consistent": 100.0 * consistent / pairs if pairs else float("nan"),
+            "human_to_proxy_agreement": 100.0 * agree / consistent if consistent else float("nan")}
+
+
+def triplets(matrix: np.ndarray, threshold: float, per_video: int = 10, seed: int = 0) -> Iterator[tuple[int, int, int]]:
+    """(video, positive caption with S >= T, negative caption with S < T), ``per_video`` sampled per video."""
+    rng = np.random.default_rng(seed)
+    cut = np.asarray(threshold, dtype=matrix.dtype)
+    for rows, block in row_blocks(matrix):
+        for offset, row in enumerate(block):
+            positives = np.flatnonzero(row >= cut)
+            negatives = np.flatnonzero(row < cut)
+            if len(positives) == 0 or len(negatives) == 0:
+                continue
+            for p, n in zip(rng.choice(positives, per_video), rng.choice(negatives, per_video)):
+                yield rows.start + offset, int(p), int(n)
+
+
+def write_csv(path: str | Path, rows: Sequence[dict] | Iterator[dict], columns: Sequence[str]) -> None:
+    with atomic_write(path) as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def save_figure(figure, path: str | Path) -> None:
+    """PNG or SVG by the file's suffix, written atomically."""
+    path = Path(path)
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise InputError(path, "plots are written as .png or .svg")
+    with atomic_write(path, "wb") as handle:
+        figure.savefig(handle, format=path.suffix[1:].lower(), bbox_inches="tight", dpi=150)
+
+
+def plot_curve(curves: dict[str, np.ndarray], thresholds: Sequence[float], path: str | Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(5, 3.5))
+    for name, counts in curves.items():
+        axis.plot(thresholds, counts, label=name)
+    axis.set_yscale("log")
+    axis.set_xlabel("threshold T")
+    axis.set_ylabel("mean relevant captions per video")
+    axis.legend()
+    save_figure(figure, path)
+    plt.close(figure)
+
+
+def plot_correlation(names: Sequence[str], values: np.ndarray, path: str | Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(4, 3.5))
+    image = axis.imshow(values, vmin=0, vmax=1, cmap="viridis")
+    axis.set_xticks(range(len(names)), names)
+    axis.set_yticks(range(len(names)), names)
+    for i in range(len(names)):
+        for j in range(len(names)):
+            axis.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", color="white" if values[i, j] < 0.6 else "black")
+    figure.colorbar(image)
+    save_figure(figure, path)
+    plt.close(figure)
+
+
+def plot_gmr(bounds: dict[str, dict[str, dict[str, float]]], direction: str, path: str | Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(bounds)
+    reported = np.array([bounds[n][direction]["reported"] for n in names])
+    lower = np.array([bounds[n][direction]["lower"] for n in names])
+    upper = np.array([bounds[n][direction]["upper"] for n in names])
+    figure, axis = plt.subplots(figsize=(1.2 * len(names) + 2, 3.5))
+    axis.bar(names, reported, color="#8da0cb")
+    axis.errorbar(names, reported, yerr=[reported - lower, upper - reported], fmt="none", ecolor="black", capsize=6)
+    axis.set_ylabel(f"GMR ({direction})")
+    save_figure(figure, path)
+    plt.close(figure)
