@@ -1,0 +1,115 @@
+"""Table 2 of the FIRE paper: size and reliability of the relevance labels, per dataset.
+
+Definitions (checked against the paper's MSR-VTT figures, see the notes in ``fire-readme.md``):
+
+- ``pairs``: distinct (caption text, video) pairs, disagreements included;
+- ``labels``: individual annotator labels (votes) over those pairs;
+- ``relevant`` / ``irrelevant`` / ``disagreements``: pairs by their resolved label;
+  ``resolved`` = (relevant + irrelevant) / pairs (the "Agreement 99.9 %" row of Table 2);
+- ``agreement``: among pairs with two or more votes, the share whose votes are unanimous (the
+  per-example rate of the paper's Appendix C / Figure 7); ``pairwise_agreement`` is the share of
+  agreeing ordered vote pairs (Krippendorff's observed agreement, 1 − D_o), given for reference;
+- ``alpha``: Krippendorff's α, nominal, over the multiply-labelled pairs (units with one vote are
+  not pairable and drop out of α by definition). ``None`` when every vote has the same value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from tvrbench.evaluation.fire.pairs import DISAGREEMENT, IRRELEVANT, RELEVANT, PairVotes, pair_votes
+
+
+def krippendorff_alpha_nominal(value_counts: np.ndarray) -> float:
+    """Krippendorff's α for nominal data from a (units × categories) matrix of value counts.
+
+    Vectorized form of Krippendorff (2011) "Computing Krippendorff's alpha-reliability": the
+    coincidence matrix o_ck = Σ_u n_uc (n_uk − [c = k]) / (m_u − 1) over units with m_u ≥ 2 values,
+    α = 1 − (n − 1) Σ_{c≠k} o_ck / Σ_{c≠k} n_c n_k. Returns nan when there is no variation.
+    """
+    counts = np.asarray(value_counts, dtype=np.float64)
+    per_unit = counts.sum(axis=1)
+    pairable = per_unit >= 2
+    counts, per_unit = counts[pairable], per_unit[pairable]
+    if not len(counts):
+        return float("nan")
+    weighted = counts / (per_unit - 1)[:, None]
+    coincidence = weighted.T @ counts - np.diag(weighted.sum(axis=0))
+    marginals = coincidence.sum(axis=1)
+    total = marginals.sum()
+    observed = coincidence.sum() - np.trace(coincidence)
+    expected = total**2 - np.sum(marginals**2)
+    if expected == 0:
+        return float("nan")
+    return float(1.0 - (total - 1.0) * observed / expected)
+
+
+@dataclass(frozen=True)
+class AgreementStats:
+    """One row of Table 2."""
+
+    dataset: str
+    pairs: int
+    labels: int
+    relevant: int
+    irrelevant: int
+    disagreements: int
+    resolved: float
+    multiply_labelled: int
+    agreement: float | None
+    pairwise_agreement: float | None
+    alpha: float | None
+    by_label_count: dict[str, dict] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        row = asdict(self)
+        row.pop("dataset")
+        return row
+
+
+def _nan_to_none(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
+
+
+def agreement_from_votes(dataset: str, label: np.ndarray, votes: np.ndarray) -> AgreementStats:
+    """Table 2 row from per-pair resolved labels and (irrelevant, relevant) vote counts."""
+    label = np.asarray(label)
+    votes = np.asarray(votes, dtype=np.int64)
+    per_pair = votes.sum(axis=1)
+    multiple = per_pair >= 2
+    unanimous = (votes[:, 0] == 0) | (votes[:, 1] == 0)
+    relevant = int(np.sum(label == RELEVANT))
+    irrelevant = int(np.sum(label == IRRELEVANT))
+    n_multiple = int(multiple.sum())
+    agreeing_pairs = np.sum(votes * (votes - 1), axis=1)  # ordered pairs of equal votes per unit
+    all_pairs = per_pair * (per_pair - 1)
+    by_count = {}
+    for count in np.unique(per_pair[multiple]):
+        members = per_pair == count
+        by_count[str(int(count))] = {"pairs": int(members.sum()), "agreement": float(unanimous[members].mean())}
+    return AgreementStats(
+        dataset=dataset,
+        pairs=len(label),
+        labels=int(per_pair.sum()),
+        relevant=relevant,
+        irrelevant=irrelevant,
+        disagreements=int(np.sum(label == DISAGREEMENT)),
+        resolved=(relevant + irrelevant) / len(label) if len(label) else float("nan"),
+        multiply_labelled=n_multiple,
+        agreement=float(unanimous[multiple].mean()) if n_multiple else None,
+        pairwise_agreement=float(agreeing_pairs[multiple].sum() / all_pairs[multiple].sum()) if n_multiple else None,
+        alpha=_nan_to_none(krippendorff_alpha_nominal(votes)),
+        by_label_count=by_count,
+    )
+
+
+def agreement(fire, rule: str = "file", pairs: PairVotes | None = None) -> dict[str, AgreementStats]:
+    """Table 2 for every dataset of a FIRE file (``fire`` is a :class:`~tvrbench.io.fire.FireLabels`)."""
+    pairs = pairs if pairs is not None else pair_votes(fire)
+    label = pairs.label(rule)
+    return {
+        name: agreement_from_votes(name, label[pairs.dataset == name], pairs.votes[pairs.dataset == name])
+        for name in sorted(set(pairs.dataset.tolist()))
+    }

@@ -1,0 +1,62 @@
+"""Table 1 for any number of models: every metric with FIRE labels, with original labels, and the gain.
+
+A cell reads ``A (B + C)`` as in the paper: A with FIRE positives, B with the original positives
+only, C = A − B. Metrics bounded by 1 are shown in percent; ranks (MdR, MnR) as they are.
+The numbers come from the evaluation engine (``tvrbench.evaluation.evaluate``); this module only
+arranges them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from tvrbench.evaluation import evaluate
+
+RANK_METRICS = ("MdR", "MnR")
+
+
+def compare_models(scores: dict, judgments, metrics, ties: str = "stable", ap: str = "standard") -> dict:
+    """``{model: EvaluationResult}``; each result's ``original`` holds the original-label numbers."""
+    return {name: evaluate(matrix, judgments, metrics=tuple(metrics), ties=ties, ap=ap) for name, matrix in scores.items()}
+
+
+def comparison_rows(results: dict, metrics) -> list[dict]:
+    """One row per (metric, model): ``with_fire``, ``original`` and ``delta``."""
+    rows = []
+    for metric in metrics:
+        for model, result in results.items():
+            with_fire = result.metrics[metric]
+            original = result.original.metrics[metric] if result.original is not None else None
+            rows.append({
+                "metric": metric, "model": model, "with_fire": with_fire, "original": original,
+                "delta": None if original is None else with_fire - original,
+            })
+    return rows
+
+
+def format_cell(metric: str, with_fire: float, original: float | None) -> str:
+    """``67.4 (42.4 + 25.0)`` for bounded metrics (percent), ``3.0 (5.0 − 2.0)`` for ranks."""
+    scale = 1.0 if metric.startswith(RANK_METRICS) else 100.0
+    if original is None:
+        return f"{scale * with_fire:.1f}"
+    delta = with_fire - original
+    sign = "+" if delta >= 0 else "−"
+    return f"{scale * with_fire:.1f} ({scale * original:.1f} {sign} {scale * abs(delta):.1f})"
+
+
+def comparison_table(rows: list[dict]) -> list[list[str]]:
+    """Rows × models grid of formatted cells, header first (``metric``, then model names)."""
+    models = list(dict.fromkeys(row["model"] for row in rows))
+    metrics = list(dict.fromkeys(row["metric"] for row in rows))
+    cells = {(row["metric"], row["model"]): format_cell(row["metric"], row["with_fire"], row["original"]) for row in rows}
+    return [["metric", *models], *([metric, *(cells[metric, model] for model in models)] for metric in metrics)]
+
+
+def comparison_csv(rows: list[dict]) -> str:
+    """Long-form CSV: metric, model, with_fire, original, delta."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=["metric", "model", "with_fire", "original", "delta"], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
