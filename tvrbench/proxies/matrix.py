@@ -49,14 +49,14 @@ class ProxyMatrix:
         values[own.row, own.col] = 1.0
         return values
 
-    def blocks(self, block_mb: int = 256, start: int = 0) -> Iterator[tuple[slice, np.ndarray]]:
+    def blocks(self, block_mb: float = 256, start: int = 0) -> Iterator[tuple[slice, np.ndarray]]:
         """Row blocks sized so that a block and its temporaries stay within about ``block_mb`` MiB."""
-        step = max(1, (block_mb << 20) // (max(1, self.shape[1]) * 8 * 4))
+        step = max(1, int(block_mb * 2**20) // (max(1, self.shape[1]) * 8 * 4))
         for first in range(start, self.shape[0], step):
             rows = slice(first, min(first + step, self.shape[0]))
             yield rows, self.block(rows)
 
-    def compute(self, dtype=np.float32, block_mb: int = 256) -> np.ndarray:
+    def compute(self, dtype=np.float32, block_mb: float = 256) -> np.ndarray:
         out = np.empty(self.shape, dtype=dtype)
         for rows, values in self.blocks(block_mb):
             out[rows] = values
@@ -195,13 +195,13 @@ def sidecar_path(out: str | Path) -> Path:
     return Path(out).with_suffix(".json")
 
 
-def write_proxy(matrix: ProxyMatrix, out: str | Path, dtype: str = "float32", block_mb: int = 256,
+def write_proxy(matrix: ProxyMatrix, out: str | Path, dtype: str = "float32", block_mb: float = 256,
                 top_k: int | None = None) -> Path:
     """Write ``out`` (.npy, or .npz top-k) and its sidecar ``out.json``; atomic, and resumable when dense.
 
-    A dense matrix is filled block by block in a memory-mapped ``OUT.partial`` whose progress is
-    recorded in ``OUT.partial.json``; after an interruption, the same command continues from the last
-    finished block. The file is renamed into place only when complete.
+    A dense matrix is filled block by block in ``OUT.partial`` whose progress is recorded in
+    ``OUT.partial.json``; after an interruption, the same command continues from the last finished
+    block. The file is renamed into place only when complete.
     """
     out = Path(out)
     if top_k is not None:
@@ -212,11 +212,12 @@ def write_proxy(matrix: ProxyMatrix, out: str | Path, dtype: str = "float32", bl
     return out
 
 
-def _write_dense(matrix: ProxyMatrix, out: Path, dtype: str, block_mb: int) -> None:
+def _write_dense(matrix: ProxyMatrix, out: Path, dtype: str, block_mb: float) -> None:
+    """Blocks go straight to their place in a preallocated ``.npy`` (positioned writes, so memory stays
+    one block whatever the matrix size); ``OUT.partial.json`` records how many rows are done."""
     partial = out.with_name(out.name + ".partial")
     progress = out.with_name(out.name + ".partial.json")
     state = {"signature": str(matrix.signature), "shape": list(matrix.shape), "dtype": dtype}
-    done = 0
     previous = None
     if partial.is_file() and progress.is_file():
         try:
@@ -224,22 +225,26 @@ def _write_dense(matrix: ProxyMatrix, out: Path, dtype: str, block_mb: int) -> N
         except (OSError, json.JSONDecodeError):
             previous = None
     if previous is not None and {k: previous.get(k) for k in state} == state:
-        array = np.lib.format.open_memmap(partial, mode="r+")
-        done = int(previous["rows_done"])
+        done, offset = int(previous["rows_done"]), int(previous["offset"])
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
-        array = np.lib.format.open_memmap(partial, mode="w+", dtype=dtype, shape=matrix.shape)
-        write_json(progress, {**state, "rows_done": 0})
-    for rows, values in matrix.blocks(block_mb, start=done):
-        array[rows] = values
-        array.flush()
-        write_json(progress, {**state, "rows_done": rows.stop})
-    del array
+        header = np.lib.format.open_memmap(partial, mode="w+", dtype=dtype, shape=matrix.shape)
+        done, offset = 0, int(header.offset)
+        del header
+        write_json(progress, {**state, "offset": offset, "rows_done": 0})
+    row_bytes = matrix.shape[1] * np.dtype(dtype).itemsize
+    with open(partial, "r+b") as handle:
+        for rows, values in matrix.blocks(block_mb, start=done):
+            handle.seek(offset + rows.start * row_bytes)
+            handle.write(np.ascontiguousarray(values, dtype=dtype).tobytes())
+            handle.flush()
+            os.fsync(handle.fileno())
+            write_json(progress, {**state, "offset": offset, "rows_done": rows.stop})
     os.replace(partial, out)
     progress.unlink()
 
 
-def _write_top_k(matrix: ProxyMatrix, out: Path, dtype: str, block_mb: int, top_k: int) -> None:
+def _write_top_k(matrix: ProxyMatrix, out: Path, dtype: str, block_mb: float, top_k: int) -> None:
     if out.suffix != ".npz":
         raise InputError(out, "a top-k matrix is written as scipy.sparse .npz: name the output FILE.npz")
     k = min(top_k, matrix.shape[1])

@@ -1,0 +1,314 @@
+"""Proxy matrices on disk (blocks, resume, top-k, sidecar), the settings file, the CLI and the studies."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.stats
+import yaml
+
+from tvrbench.cli import main
+from tvrbench.errors import InputError
+from tvrbench.proxies import ProxyConfig, build_proxy, load_config, parse_captions, write_proxy
+from tvrbench.proxies import studies
+
+ROOT = Path(__file__).resolve().parents[1]
+TVRBENCH = str(Path(sys.executable).with_name("tvrbench"))
+TEXTS = ["a man is playing a guitar", "a man plays guitar on stage", "a woman is cooking pasta", "someone cooks food in a kitchen",
+         "a dog runs in the park", "dogs are running on grass", "a man is playing a guitar", "cars race on a track"]
+VIDEOS = ["v0", "v0", "v1", "v1", "v2", "v2", "v3", "v4"]
+
+
+def write_captions(path: Path, texts=TEXTS, videos=VIDEOS) -> Path:
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["caption_id", "text", "video_id"])
+        writer.writerows((f"c{i}", t, v) for i, (t, v) in enumerate(zip(texts, videos)))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    """Parse caches of these tests go to a private folder (WordNet stays where it is prepared)."""
+    from tvrbench.resources import wordnet
+
+    wordnet()  # prepare WordNet in the user cache first
+    monkeypatch.setattr("tvrbench.proxies.parsing.cache_dir", lambda: tmp_path_factory.getbasetemp() / "cache")
+
+
+# --------------------------------------------------------------------------- parse cache
+
+
+def test_parse_cache_parses_each_text_once_and_survives_a_cut_line(tmp_path_factory):
+    first = parse_captions(TEXTS)
+    assert first.parsed_now in (0, len(set(TEXTS)))
+    again = parse_captions(TEXTS + ["a brand new caption about violins"])
+    assert again.parsed_now == 1 and again.pos[:8] == first.pos
+    cache_files = list((tmp_path_factory.getbasetemp() / "cache" / "parses").glob("*.jsonl"))
+    assert len(cache_files) == 1
+    with open(cache_files[0], "a", encoding="utf-8") as handle:
+        handle.write('{"key": "cut sho')  # an interrupted write
+    assert parse_captions(TEXTS).parsed_now == 0
+    assert parse_captions(["one more text"]).parsed_now == 1
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def test_blocks_resume_and_sidecar(tmp_path):
+    matrix = build_proxy(TEXTS, "bow", "video", caption_ids=[f"c{i}" for i in range(8)], video_ids=VIDEOS)
+    full = matrix.compute(np.float64)
+
+    class Interrupted(Exception):
+        pass
+
+    calls = []
+    real_block = matrix.kernel.block
+
+    def failing_block(rows):
+        calls.append(rows.start)
+        if len(calls) == 3:
+            raise Interrupted
+        return real_block(rows)
+
+    out = tmp_path / "M.npy"
+    tiny = 2**-12  # MiB: one row of 8 columns per block
+    matrix.kernel.block = failing_block
+    with pytest.raises(Interrupted):
+        write_proxy(matrix, out, "float64", block_mb=tiny)
+    assert not out.exists() and (tmp_path / "M.npy.partial").exists()
+    calls.clear()
+    matrix.kernel.block = real_block
+    write_proxy(matrix, out, "float64", block_mb=tiny)
+    assert not (tmp_path / "M.npy.partial").exists() and not (tmp_path / "M.npy.partial.json").exists()
+    np.testing.assert_array_equal(np.load(out, allow_pickle=False), full)
+    sidecar = json.loads((tmp_path / "M.json").read_text())
+    assert sidecar["rows"] == "videos" and sidecar["row_ids"] == ["v0", "v1", "v2", "v3", "v4"]
+    assert sidecar["col_ids"] == [f"c{i}" for i in range(8)] and sidecar["col_videos"] == VIDEOS
+    assert sidecar["shape"] == [5, 8] and "proxy:bow" in sidecar["signature"] and "video_words:>=0.25" in sidecar["signature"]
+    assert full[0, 0] == full[0, 1] == 1.0 and full[0, 6] == full[0, 6]  # own captions are 1
+
+
+def test_block_size_does_not_change_values():
+    matrix = build_proxy(TEXTS, "pos")
+    assert np.array_equal(matrix.compute(np.float64, block_mb=2**-12), matrix.compute(np.float64))
+
+
+def test_top_k_keeps_the_largest_values_per_row(tmp_path):
+    matrix = build_proxy(TEXTS, "bow")
+    dense = matrix.compute(np.float32)
+    write_proxy(matrix, tmp_path / "M.npz", top_k=3)
+    sparse = sp.load_npz(tmp_path / "M.npz")
+    assert sparse.shape == dense.shape and np.all(np.diff(sparse.indptr) == 3)
+    for i in range(len(TEXTS)):
+        assert np.array_equal(np.sort(sparse[i].data)[::-1], np.sort(dense[i])[::-1][:3])
+    with pytest.raises(InputError, match="npz"):
+        write_proxy(matrix, tmp_path / "M.npy", top_k=3)
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def test_yaml_is_a_copy_of_the_defaults():
+    assert yaml.safe_load((ROOT / "configs" / "proxies.yaml").read_text()) == ProxyConfig().model_dump()
+
+
+def test_bad_settings_name_the_file(tmp_path):
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text("spacy_modle: en_core_web_sm\n")
+    with pytest.raises(InputError, match="unknown.yaml"):
+        load_config(unknown)
+    weights = tmp_path / "weights.yaml"
+    weights.write_text("pos_weights: {VERB: 0.7, NOUN: 0.7}\n")
+    with pytest.raises(InputError, match="sum to 1"):
+        load_config(weights)
+
+
+def test_pos_weights_are_applied():
+    default = build_proxy(TEXTS, "pos").compute(np.float64)
+    verbs_only = build_proxy(TEXTS, "pos", config=ProxyConfig(pos_weights={"VERB": 1.0, "NOUN": 0.0})).compute(np.float64)
+    nouns_only = build_proxy(TEXTS, "pos", config=ProxyConfig(pos_weights={"VERB": 0.0, "NOUN": 1.0})).compute(np.float64)
+    off = ~np.eye(len(TEXTS), dtype=bool)
+    np.testing.assert_allclose(default[off], 0.5 * verbs_only[off] + 0.5 * nouns_only[off], atol=1e-15)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([TVRBENCH, *args], capture_output=True, text=True)
+
+
+def test_cli_contract_line(tmp_path):
+    captions = write_captions(tmp_path / "C.csv")
+    completed = run("proxies", "--captions", str(captions), "--proxy", "bow", "--out", str(tmp_path / "M.npy"))
+    assert completed.returncode == 0, completed.stderr
+    matrix = np.load(tmp_path / "M.npy", allow_pickle=False)
+    assert matrix.dtype == np.float32 and matrix.shape == (8, 8)
+    expected = build_proxy(TEXTS, "bow").compute(np.float32)
+    assert np.array_equal(matrix, expected)
+    sidecar = json.loads((tmp_path / "M.json").read_text())
+    assert sidecar["signature"] == completed.stdout.strip() and sidecar["rows"] == "captions"
+
+
+def test_cli_video_level_feeds_evaluate(tmp_path):
+    texts, videos = TEXTS[:6], ["v0", "v1", "v2", "v3", "v4", "v5"]
+    captions = write_captions(tmp_path / "C.csv", texts, videos)
+    assert main_exit("proxies", "--captions", str(captions), "--proxy", "pos", "--level", "video", "--out", str(tmp_path / "R.npy")) == 0
+    scores = np.random.default_rng(0).normal(size=(6, 6))
+    np.save(tmp_path / "S.npy", scores)
+    (tmp_path / "videos.txt").write_text("\n".join(videos) + "\n")
+    completed = run("evaluate", "--scores", str(tmp_path / "S.npy"), "--queries", str(captions), "--videos",
+                    str(tmp_path / "videos.txt"), "--relevance", str(tmp_path / "R.npy"), "--json", str(tmp_path / "E.json"))
+    assert completed.returncode == 0, completed.stderr
+    result = json.loads((tmp_path / "E.json").read_text())
+    assert "nDCG" in result["metrics"] and "proxy" in result["signature"]
+
+
+def main_exit(*args: str) -> int:
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(args))
+    return exit_info.value.code
+
+
+@pytest.mark.parametrize("problem", ["latin1", "spacy", "dtype"])
+def test_cli_bad_input_is_one_line(tmp_path, problem):
+    captions = write_captions(tmp_path / "C.csv")
+    extra: list[str] = []
+    if problem == "latin1":
+        captions.write_bytes("caption_id,text,video_id\nc0,un café noir,v0\n".encode("latin-1"))
+    elif problem == "spacy":
+        extra = ["--spacy-model", "xx_missing_pipeline"]
+    else:
+        extra = ["--dtype", "int8"]
+    completed = run("proxies", "--captions", str(captions), "--proxy", "pos", "--out", str(tmp_path / "M.npy"), *extra)
+    assert completed.returncode == 2
+    lines = completed.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in completed.stderr
+    assert {"latin1": "UTF-8", "spacy": "spacy download xx_missing_pipeline", "dtype": "dtype"}[problem] in lines[0]
+    assert not (tmp_path / "M.npy").exists()
+
+
+# --------------------------------------------------------------------------- studies
+
+
+def random_matrix(shape, seed=0, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    return (rng.integers(0, 11, size=shape) / 10).astype(dtype)  # IoU-like values, exact tenths
+
+
+def test_relevant_count_curve_matches_counting_loop():
+    matrix = random_matrix((30, 50))
+    thresholds = np.linspace(0, 1, 11)
+    expected = [np.mean([(row >= np.float32(t)).sum() for row in matrix]) for t in thresholds]
+    np.testing.assert_allclose(studies.relevant_count_curve(matrix, thresholds), expected)
+    # 0.7 stored as float32 still counts at T = 0.7 (a float64 comparison would miss it)
+    assert studies.relevant_count_curve(np.full((1, 1), 0.7, np.float32), [0.7])[0] == 1.0
+
+
+def loop_ranks(scores_row, targets):
+    order = np.argsort(-scores_row, kind="stable")
+    position = np.empty_like(order)
+    position[order] = np.arange(1, len(order) + 1)
+    return [position[t] for t in targets]
+
+
+def test_gmr_bounds_match_a_ranking_loop():
+    rng = np.random.default_rng(1)
+    n_videos, caption_video = 12, np.repeat(np.arange(12), 2)
+    scores = rng.normal(size=(24, n_videos))
+    relevance = random_matrix((n_videos, 24), seed=2, dtype=np.float64)
+    result = studies.gmr_bounds(scores, relevance, caption_video, threshold=0.8)
+
+    def gmr(ranks):
+        return np.prod([100 * np.mean(np.asarray(ranks) <= k) for k in (1, 5, 10)]) ** (1 / 3)
+
+    v2t = {"reported": [], "upper": [], "lower": []}
+    for video in range(n_videos):
+        own = list(np.flatnonzero(caption_video == video))
+        equivalent = sorted(set(own) | set(np.flatnonzero(relevance[video] > 0.8)))
+        v2t["reported"].append(min(loop_ranks(scores[:, video], own)))
+        ranks = loop_ranks(scores[:, video], equivalent)
+        v2t["upper"].append(min(ranks))
+        v2t["lower"].append(max(ranks))
+    t2v = {"reported": [], "upper": [], "lower": []}
+    for caption in range(24):
+        equivalent = sorted({caption_video[caption]} | set(np.flatnonzero(relevance[:, caption] > 0.8)))
+        t2v["reported"].append(loop_ranks(scores[caption], [caption_video[caption]])[0])
+        ranks = loop_ranks(scores[caption], equivalent)
+        t2v["upper"].append(min(ranks))
+        t2v["lower"].append(max(ranks))
+    for direction, expected in (("v2t", v2t), ("t2v", t2v)):
+        for bound, ranks in expected.items():
+            assert result[direction][bound] == pytest.approx(gmr(ranks), abs=1e-12)
+    assert result["t2v"]["lower"] <= result["t2v"]["reported"] <= result["t2v"]["upper"]
+
+
+def test_proxy_correlation_is_mean_rowwise_pearson():
+    first, second = random_matrix((20, 40), 3), random_matrix((20, 40), 4)
+    second[:10] = first[:10] * 0.5 + second[:10] * 0.5
+    first[5] = 0.3  # a constant row is left out
+    expected = np.mean([scipy.stats.pearsonr(a.astype(np.float64), b.astype(np.float64))[0] for i, (a, b) in enumerate(zip(first, second)) if i != 5])
+    assert studies.proxy_correlation(first, second) == pytest.approx(expected, abs=1e-9)
+
+
+def test_human_kit_and_agreement():
+    matrix = random_matrix((6, 30), 5, np.float64)
+    own = sp.csr_matrix((np.ones(30), (np.repeat(np.arange(6), 5), np.arange(30))), shape=(6, 30))
+    kit = studies.human_kit(matrix, [f"v{i}" for i in range(6)], [f"c{j}" for j in range(30)], [f"t{j}" for j in range(30)], own, 4, seed=1)
+    assert len(kit) == 20
+    for video in {row["video_id"] for row in kit}:
+        rows = sorted((r for r in kit if r["video_id"] == video), key=lambda r: studies.HUMAN_SLOTS.index(r["slot"]))
+        scores = [r["proxy_score"] for r in rows]
+        assert scores == sorted(scores, reverse=True)
+        v = int(video[1:])
+        others = np.delete(matrix[v], own[v].indices)
+        assert scores[0] == others.max() and scores[-1] == others.min()
+        assert all(int(r["caption_id"][1:]) not in own[v].indices for r in rows)
+    # Two annotators who order every kit the way the proxy does, and a third who reverses one video.
+    rankings = []
+    for annotator in ("a", "b", "c"):
+        for video in sorted({r["video_id"] for r in kit}):
+            rows = sorted((r for r in kit if r["video_id"] == video), key=lambda r: (-r["proxy_score"], r["caption_id"]))
+            if annotator == "c" and video == rows[0]["video_id"] == kit[0]["video_id"]:
+                rows = rows[::-1]
+            rankings += [{"annotator": annotator, "video_id": video, "caption_id": r["caption_id"], "rank": k + 1} for k, r in enumerate(rows)]
+    result = studies.human_agreement(kit, rankings)
+    assert result["pairs"] == 40 and result["consistent_pairs"] == 30
+    distinct_scores = all(len({r["proxy_score"] for r in kit if r["video_id"] == v}) == 5 for v in {r["video_id"] for r in kit})
+    if distinct_scores:
+        assert result["human_to_proxy_agreement"] == 100.0
+
+
+def test_triplets_respect_the_threshold():
+    matrix = random_matrix((10, 25), 6)
+    found = list(studies.triplets(matrix, 0.6, per_video=4, seed=0))
+    assert len(found) == 40
+    assert all(matrix[v, p] >= np.float32(0.6) > matrix[v, n] for v, p, n in found)
+
+
+def test_study_commands_write_plots_and_json(tmp_path):
+    texts, videos = TEXTS[:6], ["v0", "v1", "v2", "v3", "v4", "v5"]
+    captions = write_captions(tmp_path / "C.csv", texts, videos)
+    for proxy in ("bow", "pos"):
+        assert main_exit("proxies", "--captions", str(captions), "--proxy", proxy, "--level", "video", "--out", str(tmp_path / f"{proxy}.npy")) == 0
+    matrices = [f"BoW={tmp_path / 'bow.npy'}", f"PoS={tmp_path / 'pos.npy'}"]
+    assert main_exit("proxy-study", "curve", *sum((["--matrix", m] for m in matrices), []), "--plot", str(tmp_path / "curve.svg"),
+                     "--json", str(tmp_path / "curve.json")) == 0
+    assert (tmp_path / "curve.svg").read_text().lstrip().startswith("<?xml")
+    assert set(json.loads((tmp_path / "curve.json").read_text())["mean_relevant"]) == {"BoW", "PoS"}
+    assert main_exit("proxy-study", "correlation", *sum((["--matrix", m] for m in matrices), []), "--plot", str(tmp_path / "corr.png")) == 0
+    assert (tmp_path / "corr.png").read_bytes()[:4] == b"\x89PNG"
+    np.save(tmp_path / "S.npy", np.random.default_rng(0).normal(size=(6, 6)))
+    assert main_exit("proxy-study", "gmr", "--scores", f"model={tmp_path / 'S.npy'}", "--relevance", str(tmp_path / "pos.npy"),
+                     "--plot", str(tmp_path / "gmr.png")) == 0
+    assert (tmp_path / "gmr_t2v.png").is_file() and (tmp_path / "gmr_v2t.png").is_file()
+    assert main_exit("proxy-study", "triplets", "--matrix", str(tmp_path / "pos.npy"), "--threshold", "0.3", "--out", str(tmp_path / "t.csv")) == 0
+    assert (tmp_path / "t.csv").read_text().startswith("video_id,positive_caption_id,negative_caption_id")
