@@ -20,15 +20,15 @@ import json
 import os
 from array import array
 from collections.abc import Iterator
-from decimal import Decimal
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
 import ijson
-from ijson.common import ObjectBuilder
 import numpy as np
 import pydantic
+from ijson.common import ObjectBuilder
 
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write
@@ -372,17 +372,12 @@ def read_fire(path: str | os.PathLike, dataset: str | None = None) -> FireLabels
     if dataset is not None:
         metadata["datasets"] = [dataset]
     return FireLabels(
-        query=_object_array(query), video_id=_object_array(video_id), label=np.frombuffer(label, np.int8).copy(),
-        dataset=_object_array(dataset_column), models=models, annotator_labels=annotator_labels,
+        query=np.array(query, dtype=object), video_id=np.array(video_id, dtype=object),
+        label=np.frombuffer(label, np.int8).copy(), dataset=np.array(dataset_column, dtype=object),
+        models=models, annotator_labels=annotator_labels,
         annotator_ids=annotator_ids, metadata=metadata, source=str(path), response_ids=response_ids.packed(),
         queue_ids=queue_ids.packed(),
     )
-
-
-def _object_array(values: list) -> np.ndarray:
-    column = np.empty(len(values), dtype=object)
-    column[:] = values
-    return column
 
 
 def write_fire(path: str | os.PathLike, labels: FireLabels) -> None:

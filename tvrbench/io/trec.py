@@ -87,12 +87,6 @@ def _check_unique_pairs(path: Path, numbers: list[int], queries: list[str], docs
         first_line[pair] = number
 
 
-def _object_array(values: list[str]) -> np.ndarray:
-    column = np.empty(len(values), dtype=object)
-    column[:] = values
-    return column
-
-
 def read_qrels(path: str | os.PathLike) -> Qrels:
     """Read ``qid 0 docid rel`` lines; a (query, document) pair may appear once."""
     path = Path(path)
@@ -100,7 +94,7 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     queries, _, docs, relevance = (list(column) for column in zip(*rows))
     values = _numbers(path, numbers, relevance, "relevance", np.int32)
     _check_unique_pairs(path, numbers, queries, docs)
-    return Qrels(_object_array(queries), _object_array(docs), values, str(path))
+    return Qrels(np.array(queries, dtype=object), np.array(docs, dtype=object), values, str(path))
 
 
 def read_run(path: str | os.PathLike) -> Run:
@@ -114,7 +108,7 @@ def read_run(path: str | os.PathLike) -> Run:
     if bad.size:
         raise InputError(path, f"line {numbers[bad[0]]}: score {scores[bad[0]]} is not finite")
     _check_unique_pairs(path, numbers, queries, docs)
-    return Run(_object_array(queries), _object_array(docs), values, str(path))
+    return Run(np.array(queries, dtype=object), np.array(docs, dtype=object), values, str(path))
 
 
 def _positions(source: str, ids: np.ndarray, order, what: str, where: str) -> np.ndarray:
