@@ -168,3 +168,17 @@ def test_label_rules():
     assert pairs.label("unanimous")[order].tolist() == [-1, -1, 1, -1]
     with pytest.raises(ValueError):
         pairs.label("plurality")
+
+
+def test_table2_through_the_command_line(tmp_path):
+    from test_fire_cli import run
+
+    write_design(tmp_path / "fire.json", {"MSRVTT": MSRVTT_DESIGN, "MSVD": {(1, 0): 3, (0, 2): 1, (1, 1): 1}})
+    run(["agreement", "--fire", str(tmp_path / "fire.json"), "--json", str(tmp_path / "table2.json")])
+    table = json.loads((tmp_path / "table2.json").read_text())
+    assert set(table) == {"MSRVTT", "MSVD"}
+    row = table["MSRVTT"]
+    for field in ("pairs", "labels", "relevant", "irrelevant", "disagreements"):
+        assert row[field] == PAPER["MSRVTT"][field]
+    assert round(row["agreement"], 3) == 0.931 and round(row["alpha"], 3) == 0.691
+    assert table["MSVD"]["pairs"] == 5 and table["MSVD"]["disagreements"] == 1

@@ -8,6 +8,7 @@ import pytest
 from tvrbench.evaluation.fire.bootstrap import (
     bootstrap_differences,
     bootstrap_json,
+    index_dtype,
     paired_bootstrap_test,
     queries_for_difference,
     resample_means,
@@ -16,7 +17,7 @@ from tvrbench.evaluation.fire.bootstrap import (
 
 def loop_means(values, size, resamples, seed):
     rng = np.random.default_rng([seed, size])
-    return np.array([values[rng.integers(0, len(values), size)].mean() for _ in range(resamples)])
+    return np.array([values[rng.integers(0, len(values), size, dtype=index_dtype(len(values)))].mean() for _ in range(resamples)])
 
 
 @pytest.fixture(scope="module")

@@ -113,7 +113,7 @@ def test_every_subcommand_writes_table_json_and_plots(sample, tmp_path, capsys):
     run(["overlap", *common(sample), *scores_args(sample), "--json", str(tmp_path / "overlap.json")])
     run(["pooling", *common(sample), *scores_args(sample), *fire, "--json", str(tmp_path / "pooling.json")])
     run(["bootstrap", *common(sample), "--scores", str(sample / f"scores_{models[0]}.npy"), *fire, "--sizes", "20,50",
-         "--resamples", "300", "--seed", "1", "--json", str(tmp_path / "bootstrap.json"), "--plots", str(tmp_path / "plots")])
+         "--resamples", "300", "--metrics", "C@1", "--seed", "1", "--json", str(tmp_path / "bootstrap.json"), "--plots", str(tmp_path / "plots")])
     run(["paired", *common(sample), *scores_args(sample, models[:2]), *fire, "--resamples", "300",
          "--json", str(tmp_path / "paired.json")])
     run(["length", *common(sample), *scores_args(sample, models[:2]), *fire, "--json", str(tmp_path / "length.json"),
@@ -131,7 +131,8 @@ def test_every_subcommand_writes_table_json_and_plots(sample, tmp_path, capsys):
     for name in ("agreement", "compare", "overlap", "pooling", "bootstrap", "paired", "length", "ranks", "train", "queue"):
         assert json.loads((tmp_path / f"{name}.json").read_text())
     figures = {p.name for p in (tmp_path / "plots").iterdir()}
-    for stem in ("fig2_positives_vs_length_MSRVTT", "fig3_outcomes_by_length_fire", "appG_positive_ranks_" + models[0],
+    dataset = json.loads((sample / "fire.json").read_text())["annotations"][0]["dataset"]
+    for stem in (f"fig2_positives_vs_length_{dataset}", "fig3_outcomes_by_length_fire", "appG_positive_ranks_" + models[0],
                  f"fig4_bootstrap_{models[0]}_Cat1"):
         assert {f"{stem}.png", f"{stem}.svg"} <= figures
 
@@ -160,28 +161,39 @@ def test_agreement_json_contract(sample, tmp_path):
         assert stats["relevant"] + stats["irrelevant"] + stats["disagreements"] == stats["pairs"]
 
 
-def error_line(args: list[str]) -> str:
-    completed = subprocess.run([str(Path(sys.executable).with_name("tvrbench")), "fire", *args], capture_output=True, text=True)
-    assert completed.returncode == 2, completed.stderr
-    lines = completed.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in completed.stderr, completed.stderr
+def error_line(args: list[str], capsys) -> str:
+    """Run in-process; the command must exit 2 with one line on stderr."""
+    with pytest.raises(SystemExit) as finished:
+        main(["fire", *args])
+    assert finished.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tvrbench: error: "), lines
     return lines[0]
 
 
-def test_bad_input_is_one_line_exit_2(sample, tmp_path):
+def test_bad_input_is_one_line_exit_2(sample, tmp_path, capsys):
     fire_text = json.loads((sample / "fire.json").read_text())
     bad_label = json.loads(json.dumps(fire_text))
     bad_label["annotations"][0]["label"] = "maybe"
     (tmp_path / "bad_label.json").write_text(json.dumps(bad_label))
-    assert "label" in error_line(["agreement", "--fire", str(tmp_path / "bad_label.json")])
+    assert "maybe" in error_line(["agreement", "--fire", str(tmp_path / "bad_label.json")], capsys)
     missing = json.loads(json.dumps(fire_text))
     del missing["annotations"][0]["video_id"]
     (tmp_path / "missing.json").write_text(json.dumps(missing))
-    assert "video_id" in error_line(["agreement", "--fire", str(tmp_path / "missing.json")])
-    assert "NOPE" in error_line(["agreement", "--fire", str(sample / "fire.json"), "--dataset", "NOPE"])
+    assert "video_id" in error_line(["agreement", "--fire", str(tmp_path / "missing.json")], capsys)
+    assert "NOPE" in error_line(["agreement", "--fire", str(sample / "fire.json"), "--dataset", "NOPE"], capsys)
     model = models_of(sample)[0]
     line = error_line(["pooling", *common(sample), "--scores", f"NEWMODEL={sample / f'scores_{model}.npy'}",
-                       "--fire", str(sample / "fire.json")])
+                       "--fire", str(sample / "fire.json")], capsys)
     assert "NEWMODEL" in line and "pooled" in line
     assert "C@0" in error_line(["bootstrap", *common(sample), "--scores", str(sample / f"scores_{model}.npy"),
-                                "--metrics", "C@0", "--resamples", "10"]) or True
+                                "--metrics", "C@0", "--resamples", "10"], capsys)
+    assert "rbo_p" in error_line(["overlap", *common(sample), *scores_args(sample), "--p", "1.5"], capsys)
+
+
+def test_bad_input_in_a_real_process_has_no_traceback(sample):
+    executable = str(Path(sys.executable).with_name("tvrbench"))
+    completed = subprocess.run([executable, "fire", "agreement", "--fire", str(sample / "fire.json"), "--dataset", "NOPE"],
+                               capture_output=True, text=True)
+    assert completed.returncode == 2
+    assert len(completed.stderr.strip().splitlines()) == 1 and "Traceback" not in completed.stderr
