@@ -159,7 +159,7 @@ def main() -> None:
             print(how, runs[how], flush=True)
     import ijson
 
-    ours, plain = runs["read_fire"], runs["json.load"]
+    ours, plain = runs["read_fire"], runs["json.load"]  # same machine state: compare these ratios
     report = {
         "file": {**counts, "mb": round(counts["bytes"] / 2**20, 1), "seed": args.seed},
         "runs": runs,
@@ -169,7 +169,8 @@ def main() -> None:
             "tracemalloc_peak": round(ours["tracemalloc_peak_mb"] / plain["tracemalloc_peak_mb"], 3),
         },
         "environment": {"python": platform.python_version(), "ijson": ijson.__version__, "ijson_backend": ijson.backend,
-                        "numpy": np.__version__, "cpus": os.cpu_count()},
+                        "numpy": np.__version__, "cpus": os.cpu_count(),
+                        "load_average_1_5_15min_at_end": [round(x, 2) for x in os.getloadavg()]},
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -343,8 +343,7 @@ def read_fire(path: str | os.PathLike, dataset: str | None = None) -> FireLabels
     path = Path(path)
     _check_readable(path)
     parser = _Parser(path)
-    shared: dict = {}  # one object per distinct string or tuple, shared by every row that has it
-    share = lambda value: shared.setdefault(value, value)  # noqa: E731
+    share = {}.setdefault  # share(x, x): one object per distinct string or tuple, shared by every row
     query, video_id, dataset_column, models, annotator_labels, annotator_ids = [], [], [], [], [], []
     label = array("b")
     response_ids, queue_ids = _IntPacker(), _IntPacker()
@@ -354,13 +353,15 @@ def read_fire(path: str | os.PathLike, dataset: str | None = None) -> FireLabels
         present.add(record.dataset)
         if dataset is not None and record.dataset != dataset:
             continue
-        query.append(share(record.query))
-        video_id.append(share(record.video_id))
-        dataset_column.append(share(record.dataset))
+        query.append(share(record.query, record.query))
+        video_id.append(share(record.video_id, record.video_id))
+        dataset_column.append(share(record.dataset, record.dataset))
         label.append(DISAGREEMENT if record.label is None else LABEL_CODES[record.label])
-        models.append(share(tuple(share(m) for m in record.models)))
-        annotator_labels.append(share(tuple(LABEL_CODES[v] for v in record.annotator_labels)))
-        annotator_ids.append(share(tuple(record.annotator_ids)))
+        pooled, votes, annotators = (tuple(record.models), tuple(LABEL_CODES[v] for v in record.annotator_labels),
+                                     tuple(record.annotator_ids))
+        models.append(share(pooled, pooled))
+        annotator_labels.append(share(votes, votes))
+        annotator_ids.append(share(annotators, annotators))
         try:
             response_ids.add(record.response_ids)
             queue_ids.add(record.queue_ids)
