@@ -121,18 +121,19 @@ def test_every_subcommand_writes_table_json_and_plots(sample, tmp_path, capsys):
     run(["ranks", *common(sample), "--scores", str(sample / f"scores_{models[0]}.npy"), *fire, "--max-rank", "20",
          "--json", str(tmp_path / "ranks.json"), "--plots", str(tmp_path / "plots")])
     run(["overlap-train", "--queries", str(sample / "captions.csv"), "--train", str(sample / "captions.csv"),
-         "--json", str(tmp_path / "train.json")])
+         "--videos", str(sample / "videos.txt"), *scores_args(sample, models[:2]), *fire,
+         "--json", str(tmp_path / "train.json"), "--plots", str(tmp_path / "plots")])
     run(["queue", *common(sample), "--scores", str(sample / f"scores_{models[0]}.npy"), *fire,
          "--out", str(tmp_path / "queue.csv"), "--effect-size", "0.2", "--json", str(tmp_path / "queue.json")])
     printed = capsys.readouterr().out
-    for title in ("Table 2", "Table 1", "Table 3", "Table 4", "§4.3", "Paired", "Figure 3", "Appendix G", "Table 7",
+    for title in ("Table 2", "Table 1", "Table 3", "Table 4", "§4.3", "Paired", "Figure 3", "Appendix G", "Table 7", "Figure 8",
                   "Annotation queue"):
         assert title in printed
     for name in ("agreement", "compare", "overlap", "pooling", "bootstrap", "paired", "length", "ranks", "train", "queue"):
         assert json.loads((tmp_path / f"{name}.json").read_text())
     figures = {p.name for p in (tmp_path / "plots").iterdir()}
     dataset = json.loads((sample / "fire.json").read_text())["annotations"][0]["dataset"]
-    for stem in (f"fig2_positives_vs_length_{dataset}", "fig3_outcomes_by_length_fire", "appG_positive_ranks_" + models[0],
+    for stem in (f"fig2_positives_vs_length_{dataset}", "fig3_outcomes_by_length_fire", "fig8_outcomes_by_train_similarity_original", "appG_positive_ranks_" + models[0],
                  f"fig4_bootstrap_{models[0]}_Cat1"):
         assert {f"{stem}.png", f"{stem}.svg"} <= figures
 

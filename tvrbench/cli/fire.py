@@ -393,52 +393,68 @@ def length(
     plots: Optional[Path] = PLOTS,
 ):
     """Figure 2 (positives per query vs length in words) and Figure 3 (who is right, per length bin)."""
-    from tvrbench.evaluation.fire.length import bin_edges, caption_lengths, outcomes_by_bin, positives_by_length
+    from tvrbench.evaluation.fire.length import bin_edges, caption_lengths, positives_by_length
 
     settings, opts = _settings(config, "length", metric=metric, unit=unit, bin_width=bin_width)
     captions, video_ids = _captions_and_videos(queries, videos)
     models = _models(scores, captions, video_ids)
-    if len(models) != 2:
-        raise InputError(None, "Figure 3 compares two models: give --scores exactly twice")
     labels = _fire_labels(fire_path, dataset)
     judgments = _judgments(captions, video_ids, labels, videos)
     words = caption_lengths(captions.texts, "words")
     positives = np.asarray(judgments.positive.sum(axis=1)).ravel()
     lengths = caption_lengths(captions.texts, opts.unit)
-    edges = bin_edges(lengths, opts.bin_width)
-    (name_a, a), (name_b, b) = models.items()
-    result_a, result_b = (_evaluate(m, judgments, [opts.metric], settings.ties, settings.ap) for m in (a, b))
-    tables = {
-        "fire": outcomes_by_bin(lengths, result_a.per_query[opts.metric] > 0, result_b.per_query[opts.metric] > 0, edges),
-        "original": outcomes_by_bin(lengths, result_a.original.per_query[opts.metric] > 0,
-                                    result_b.original.per_query[opts.metric] > 0, edges),
-    }
-    header = ["labels", f"{opts.unit} bin", "queries", "both", f"only {name_a}", f"only {name_b}", "neither"]
-    rows = [[source, f"[{row['low']:.0f}, {row['high']:.0f})", str(row["queries"]),
-             *(f"{row[f'{o}_share']:.2f}" for o in ("both", "only_a", "only_b", "neither"))]
-            for source, table in tables.items() for row in table.to_json() if row["queries"]]
-    _print_table(f"{opts.metric} by caption length (Figure 3)", header, rows)
+    name_a, name_b, tables, engine = _two_model_outcomes(models, judgments, opts.metric, lengths,
+                                                         bin_edges(lengths, opts.bin_width), settings)
+    _print_outcomes(f"{opts.metric} by caption length (Figure 3)", f"{opts.unit} bin", tables, name_a, name_b)
     name = labels.datasets()[0]
     if json_out:
         signature = _signature("length", {"queries": queries, "videos": videos, "fire": fire_path},
-                               {"metric": opts.metric, "unit": opts.unit, "bin_width": opts.bin_width,
-                                "engine": result_a.signature.replace("|", ";")})
+                               {"metric": opts.metric, "unit": opts.unit, "bin_width": opts.bin_width, "engine": engine})
         write_json(json_out, {"positives_vs_words": positives_by_length(words, positives), "model_a": name_a,
                               "model_b": name_b, "metric": opts.metric, "unit": opts.unit,
                               "outcomes": {source: table.to_json() for source, table in tables.items()},
                               "signature": signature})
         _written(json_out)
     if plots:
-        from tvrbench.evaluation.fire.plots import outcomes_figure, positives_vs_length_figure, save_figure
+        from tvrbench.evaluation.fire.plots import positives_vs_length_figure, save_figure
 
-        formats, dpi = settings.plots.formats, settings.plots.dpi
-        _written(*save_figure(positives_vs_length_figure(words, positives, name), plots / f"fig2_positives_vs_length_{name}",
-                              formats, dpi))
-        for source, table in tables.items():
-            described = "with FIRE labels" if source == "fire" else "original labels only"
-            title = f"{name}: {opts.metric} of {name_a} and {name_b} by caption length ({described})"
-            figure = outcomes_figure(table, name_a, name_b, f"Caption length ({opts.unit})", title)
-            _written(*save_figure(figure, plots / f"fig3_outcomes_by_length_{source}", formats, dpi))
+        figure = positives_vs_length_figure(words, positives, name)
+        _written(*save_figure(figure, plots / f"fig2_positives_vs_length_{name}", settings.plots.formats, settings.plots.dpi))
+        _save_outcome_figures(tables, name_a, name_b, f"{name}: {opts.metric} of {name_a} and {name_b} by caption length",
+                              f"Caption length ({opts.unit})", plots / "fig3_outcomes_by_length", settings)
+
+
+def _two_model_outcomes(models: dict, judgments, metric: str, values: np.ndarray, edges: np.ndarray, settings):
+    """Both / only A / only B / neither per bin of ``values``, with FIRE and with original labels."""
+    from tvrbench.evaluation.fire.length import outcomes_by_bin
+
+    if len(models) != 2:
+        raise InputError(None, "this figure compares two models: give --scores exactly twice")
+    (name_a, a), (name_b, b) = models.items()
+    result_a, result_b = (_evaluate(m, judgments, [metric], settings.ties, settings.ap) for m in (a, b))
+    tables = {
+        "fire": outcomes_by_bin(values, result_a.per_query[metric] > 0, result_b.per_query[metric] > 0, edges),
+        "original": outcomes_by_bin(values, result_a.original.per_query[metric] > 0,
+                                    result_b.original.per_query[metric] > 0, edges),
+    }
+    return name_a, name_b, tables, result_a.signature.replace("|", ";")
+
+
+def _print_outcomes(title: str, bin_name: str, tables: dict, name_a: str, name_b: str) -> None:
+    header = ["labels", bin_name, "queries", "both", f"only {name_a}", f"only {name_b}", "neither"]
+    rows = [[source, f"[{row['low']:g}, {row['high']:g})", str(row["queries"]),
+             *(f"{row[f'{o}_share']:.2f}" for o in ("both", "only_a", "only_b", "neither"))]
+            for source, table in tables.items() for row in table.to_json() if row["queries"]]
+    _print_table(title, header, rows)
+
+
+def _save_outcome_figures(tables: dict, name_a: str, name_b: str, title: str, xlabel: str, stem: Path, settings) -> None:
+    from tvrbench.evaluation.fire.plots import outcomes_figure, save_figure
+
+    for source, table in tables.items():
+        described = "with FIRE labels" if source == "fire" else "original labels only"
+        figure = outcomes_figure(table, name_a, name_b, xlabel, f"{title} ({described})")
+        _written(*save_figure(figure, Path(f"{stem}_{source}"), settings.plots.formats, settings.plots.dpi))
 
 
 # --------------------------------------------------------------------------- rank of positives (Appendix G)
@@ -487,27 +503,54 @@ def overlap_train(
     queries: Path = QUERIES,
     train: Path = typer.Option(..., "--train", help="Training captions (any captions format)."),
     fit_on: Optional[str] = typer.Option(None, "--fit-on", help="Fit TF-IDF on test (default, the paper), train or both."),
+    videos: Optional[Path] = typer.Option(None, "--videos", help="For Figure 8: video ids of the score matrices."),
+    scores: Optional[list[str]] = typer.Option(None, "--scores", help="For Figure 8: NAME=PATH of two models."),
+    fire_path: Optional[Path] = FIRE_FILE,
+    dataset: Optional[str] = DATASET,
     config: Optional[Path] = CONFIG,
     json_out: Optional[Path] = JSON_OUT,
+    plots: Optional[Path] = PLOTS,
 ):
-    """Appendix D: mean top-10 character 5-gram TF-IDF similarity to train captions; Table 7 correlations."""
+    """Appendix D: mean top-10 character 5-gram TF-IDF similarity to train captions; Table 7 correlations.
+
+    With --videos, --fire and two --scores, also Figure 8: who is right (C@5) per similarity bin.
+    """
+    from tvrbench.evaluation.fire.length import bin_edges
     from tvrbench.evaluation.fire.train_overlap import length_correlations, train_test_similarity
     from tvrbench.io.captions import read_captions
 
-    _, opts = _settings(config, "train_overlap", fit_on=fit_on)
+    settings, opts = _settings(config, "train_overlap", fit_on=fit_on)
     test_captions, train_captions = read_captions(queries), read_captions(train)
     similarity = train_test_similarity(test_captions.texts, train_captions.texts, opts.ngram, opts.top, opts.fit_on)
     table = length_correlations(similarity, test_captions.texts)
     _print_table(f"Train-test similarity vs caption length (Table 7); mean similarity {similarity.mean():.3f}",
                  ["length", "Spearman", "Kendall"],
                  [[unit, f"{row['spearman']['statistic']:.3f}", f"{row['kendall']['statistic']:.3f}"] for unit, row in table.items()])
+    payload = {"correlations": table, "mean_similarity": float(similarity.mean()),
+               "similarity": {cid: float(s) for cid, s in zip(test_captions.caption_ids, similarity)}}
+    fields = {"ngram": opts.ngram, "top": opts.top, "fit_on": opts.fit_on}
+    if scores:
+        if videos is None or fire_path is None:
+            raise InputError(None, "Figure 8 needs --videos and --fire with the two --scores")
+        video_ids = _captions_and_videos(queries, videos)[1]
+        labels = _fire_labels(fire_path, dataset)
+        judgments = _judgments(test_captions, video_ids, labels, videos)
+        edges = np.round(np.arange(0.0, 1.0 + opts.bin_width / 2, opts.bin_width), 10)
+        name_a, name_b, tables, engine = _two_model_outcomes(_models(scores, test_captions, video_ids), judgments,
+                                                             opts.metric, similarity, edges, settings)
+        _print_outcomes(f"{opts.metric} by train-test similarity (Figure 8)", "similarity bin", tables, name_a, name_b)
+        payload.update({"model_a": name_a, "model_b": name_b, "metric": opts.metric,
+                        "outcomes": {source: t.to_json() for source, t in tables.items()}})
+        fields.update({"metric": opts.metric, "bin_width": opts.bin_width, "engine": engine})
+        if plots:
+            _save_outcome_figures(tables, name_a, name_b,
+                                  f"{labels.datasets()[0]}: {opts.metric} of {name_a} and {name_b} by train-test similarity",
+                                  f"Mean similarity of the {opts.top} closest train captions (character {opts.ngram}-gram TF-IDF)",
+                                  plots / "fig8_outcomes_by_train_similarity", settings)
     if json_out:
-        signature = _signature("overlap-train", {"queries": queries, "train": train},
-                               {"ngram": opts.ngram, "top": opts.top, "fit_on": opts.fit_on},
-                               libraries=("numpy", "scipy", "scikit-learn"))
-        write_json(json_out, {"correlations": table, "mean_similarity": float(similarity.mean()),
-                              "similarity": {cid: float(s) for cid, s in zip(test_captions.caption_ids, similarity)},
-                              "signature": signature})
+        payload["signature"] = _signature("overlap-train", {"queries": queries, "train": train, "fire": fire_path}, fields,
+                                          libraries=("numpy", "scipy", "scikit-learn"))
+        write_json(json_out, payload)
         _written(json_out)
 
 

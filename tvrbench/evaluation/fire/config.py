@@ -47,6 +47,8 @@ class TrainOverlapConfig(Settings):
     ngram: int = Field(5, ge=1)
     top: int = Field(10, ge=1)
     fit_on: Literal["test", "train", "both"] = "test"
+    metric: str = "C@5"
+    bin_width: float = Field(0.1, gt=0.0, le=1.0)
 
 
 class QueueConfig(Settings):

@@ -92,6 +92,7 @@ def outcomes_figure(table, model_a: str, model_b: str, xlabel: str, title: str):
     counts_axis = axis.twinx()
     counts_axis.plot(centres, table.totals, color="black", marker="o", markersize=3, label="Queries per bin")
     counts_axis.set_ylabel("Queries per bin")
+    counts_axis.set_ylim(bottom=0)
     handles, labels = axis.get_legend_handles_labels()
     more_handles, more_labels = counts_axis.get_legend_handles_labels()
     axis.legend(handles + more_handles, labels + more_labels, loc="upper center", bbox_to_anchor=(0.5, -0.15),
