@@ -51,20 +51,19 @@ class Run:
         return len(self.scores)
 
 
-def _rows(path: Path, width: int, layout: str) -> tuple[list[int], list[list[str]]]:
-    """Split non-blank lines into ``width`` fields; returns their 1-based line numbers and fields."""
-    numbers, rows = [], []
-    for number, line in enumerate(read_text_file(path).splitlines(), start=1):
-        fields = line.split()
-        if not fields:
-            continue
-        if len(fields) != width:
-            raise InputError(path, f"line {number}: expected {width} fields ({layout}), found {len(fields)}")
-        numbers.append(number)
-        rows.append(fields)
-    if not rows:
+def _columns(path: Path, width: int, layout: str) -> tuple[list[int], list[list[str]]]:
+    """The fields of the non-blank lines, column by column, with those lines' 1-based numbers.
+    Column lists are sliced out of one token list: no per-line objects stay alive (1M-line runs)."""
+    text = read_text_file(path)
+    widths = [len(line.split()) for line in text.splitlines()]
+    numbers = [number for number, count in enumerate(widths, start=1) if count]
+    if not numbers:
         raise InputError(path, f"no {layout} lines")
-    return numbers, rows
+    bad = next((number for number in numbers if widths[number - 1] != width), None)
+    if bad is not None:
+        raise InputError(path, f"line {bad}: expected {width} fields ({layout}), found {widths[bad - 1]}")
+    tokens = text.split()  # the same fields, since every line break is whitespace
+    return numbers, [tokens[k::width] for k in range(width)]
 
 
 def _numbers(path: Path, numbers: list[int], column: list[str], name: str, dtype) -> np.ndarray:
@@ -80,18 +79,20 @@ def _numbers(path: Path, numbers: list[int], column: list[str], name: str, dtype
 
 
 def _check_unique_pairs(path: Path, numbers: list[int], queries: list[str], docs: list[str]) -> None:
-    first_line: dict[tuple[str, str], int] = {}
-    for number, pair in zip(numbers, zip(queries, docs)):
+    pairs = list(map(" ".join, zip(queries, docs)))  # ids hold no whitespace, so the join is unambiguous
+    if len(set(pairs)) == len(pairs):
+        return
+    first_line: dict[str, int] = {}
+    for number, query, doc, pair in zip(numbers, queries, docs, pairs):
         if pair in first_line:
-            raise InputError(path, f"line {number}: ({pair[0]}, {pair[1]}) appears again (first on line {first_line[pair]})")
+            raise InputError(path, f"line {number}: ({query}, {doc}) appears again (first on line {first_line[pair]})")
         first_line[pair] = number
 
 
 def read_qrels(path: str | os.PathLike) -> Qrels:
     """Read ``qid 0 docid rel`` lines; a (query, document) pair may appear once."""
     path = Path(path)
-    numbers, rows = _rows(path, 4, "qid 0 docid rel")
-    queries, _, docs, relevance = (list(column) for column in zip(*rows))
+    numbers, (queries, _, docs, relevance) = _columns(path, 4, "qid 0 docid rel")
     values = _numbers(path, numbers, relevance, "relevance", np.int32)
     _check_unique_pairs(path, numbers, queries, docs)
     return Qrels(np.array(queries, dtype=object), np.array(docs, dtype=object), values, str(path))
@@ -100,8 +101,7 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
 def read_run(path: str | os.PathLike) -> Run:
     """Read ``qid Q0 docid rank score tag`` lines; scores must be finite, pairs unique."""
     path = Path(path)
-    numbers, rows = _rows(path, 6, "qid Q0 docid rank score tag")
-    queries, _, docs, ranks, scores, _ = (list(column) for column in zip(*rows))
+    numbers, (queries, _, docs, ranks, scores, _) = _columns(path, 6, "qid Q0 docid rank score tag")
     _numbers(path, numbers, ranks, "rank", np.int64)
     values = _numbers(path, numbers, scores, "score", np.float64)
     bad = np.flatnonzero(~np.isfinite(values))
