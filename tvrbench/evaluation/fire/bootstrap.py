@@ -49,7 +49,8 @@ def resample_means(
     means = np.empty((rows.shape[0], resamples))
     for start in range(0, resamples, per_chunk):
         stop = min(resamples, start + per_chunk)
-        indices = rng.integers(0, n, size=(stop - start, size), dtype=index_dtype(n))
+        # drawn as int32 (fast), gathered as intp (np.take converts other index types per call)
+        indices = rng.integers(0, n, size=(stop - start, size), dtype=index_dtype(n)).astype(np.intp)
         for row, line in enumerate(rows):
             means[row, start:stop] = np.take(line, indices).sum(axis=1) / size
     return means if values.ndim == 2 else means[0]
