@@ -57,10 +57,14 @@ class ProxyMatrix:
             yield rows, self.block(rows)
 
     def compute(self, dtype=np.float32, block_mb: float = 256) -> np.ndarray:
-        out = np.empty(self.shape, dtype=dtype)
+        out = None
         for rows, values in self.blocks(block_mb):
+            if rows.start == 0 and rows.stop == self.shape[0]:
+                return values.astype(dtype, copy=False)  # one block: no second copy
+            if out is None:
+                out = np.empty(self.shape, dtype=dtype)
             out[rows] = values
-        return out
+        return np.empty(self.shape, dtype=dtype) if out is None else out
 
     def sidecar(self, dtype: str, top_k: int | None = None) -> dict:
         return {
