@@ -35,7 +35,7 @@ _TIE_CODE = {name: code for code, name in enumerate(TIE_RULES)}
 # score with a smaller column index / in all.
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _prepare(line, start, stop, positions, target_scores, sorted_scores, order):
     """Gather and sort the targets' scores; return the lowest (``inf`` when there is none)."""
     if stop == start:
@@ -76,7 +76,7 @@ def _visit(value, item, start, stop, above_start, sorted_scores, order, position
         j += 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _finish(start, stop, above_start, target_scores, gains, positions, order, above, tied_before, tied_total, tie_code, out):
     """Turn the counts of one line into 1-based ranks under the tie rule."""
     running = 0
@@ -113,7 +113,7 @@ def _finish(start, stop, above_start, target_scores, gains, positions, order, ab
         out[t] = rank + before
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _scan_cells(line, row, first, last, lowest, column_lowest, row_ptr, row_pos, row_sorted, row_order, row_above,
                 row_tied_before, row_tied_total, col_ptr, col_pos, column_sorted, column_order, column_above,
                 column_tied_before, column_tied_total):
@@ -192,9 +192,17 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
                     bad += _scan_cells(line, row, block, block + _BLOCK, lowest, column_lowest, row_ptr, row_pos,
                                        row_sorted, row_order, row_above, row_tied_before, row_tied_total, col_ptr,
                                        col_pos, column_sorted, column_order, above, tied_before, tied_total)
-            bad += _scan_cells(line, row, whole_blocks, n_columns, lowest, column_lowest, row_ptr, row_pos,
-                               row_sorted, row_order, row_above, row_tied_before, row_tied_total, col_ptr,
-                               col_pos, column_sorted, column_order, above, tied_before, tied_total)
+            interesting = np.int32(0)
+            for item in range(whole_blocks, n_columns):
+                value = line[item]
+                interesting += (
+                    np.int32(value >= lowest) + np.int32(value >= column_lowest[item])
+                    + np.int32(value != value) + np.int32(np.abs(value) == infinity[0])
+                )
+            if interesting:
+                bad += _scan_cells(line, row, whole_blocks, n_columns, lowest, column_lowest, row_ptr, row_pos,
+                                   row_sorted, row_order, row_above, row_tied_before, row_tied_total, col_ptr,
+                                   col_pos, column_sorted, column_order, above, tied_before, tied_total)
         non_finite[chunk] = bad
 
     for chunk in range(1, n_chunks):
