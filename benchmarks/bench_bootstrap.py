@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 import tracemalloc
@@ -69,7 +70,8 @@ def main() -> None:
         "metrics": list(RATES), "vectorized_seconds": round(vectorized_seconds, 3), "loop_seconds": round(loop_seconds, 3),
         "speedup": round(loop_seconds / vectorized_seconds, 1), "max_abs_difference_vs_loop": largest,
         "vectorized_peak_mib": round(peak / 2**20, 1), "p95": p95,
-        "machine": {"python": platform.python_version(), "numpy": np.__version__, "cpus": __import__("os").cpu_count()},
+        "machine": {"python": platform.python_version(), "numpy": np.__version__, "cpus": os.cpu_count(),
+                    "load_average_1min": round(os.getloadavg()[0], 2)},
     }
     print(f"{args.queries:,} queries, sizes {sizes}, {args.resamples:,} resamples, {len(RATES)} metrics")
     print(f"vectorized {vectorized_seconds:.2f} s (peak {peak / 2**20:.1f} MiB) | loop {loop_seconds:.2f} s | "

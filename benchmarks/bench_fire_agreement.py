@@ -98,6 +98,7 @@ def main() -> None:
         "ratios_tvrbench_over_reference": {"seconds": round(ours["seconds"] / reference["seconds"], 3),
                                            "peak_rss": round(ours["peak_rss_mb"] / reference["peak_rss_mb"], 3)},
         "table": ours["table"],
+        "load_average_1min": round(__import__("os").getloadavg()[0], 2),  # 2 cores shared: times vary with load
     }
     print(json.dumps({k: report[k] for k in ("tvrbench", "reference", "ratios_tvrbench_over_reference")}, indent=1))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

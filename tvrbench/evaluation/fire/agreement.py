@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from tvrbench.evaluation.fire.pairs import DISAGREEMENT, IRRELEVANT, RELEVANT, PairVotes, pair_votes
+from tvrbench.evaluation.fire.pairs import DISAGREEMENT, IRRELEVANT, RELEVANT, pair_votes
 
 
 def krippendorff_alpha_nominal(value_counts: np.ndarray) -> float:
@@ -105,9 +105,9 @@ def agreement_from_votes(dataset: str, label: np.ndarray, votes: np.ndarray) -> 
     )
 
 
-def agreement(fire, rule: str = "file", pairs: PairVotes | None = None) -> dict[str, AgreementStats]:
+def agreement(fire, rule: str = "file") -> dict[str, AgreementStats]:
     """Table 2 for every dataset of a FIRE file (``fire`` is a :class:`~tvrbench.io.fire.FireLabels`)."""
-    pairs = pairs if pairs is not None else pair_votes(fire)
+    pairs = pair_votes(fire)
     label = pairs.label(rule)
     return {
         name: agreement_from_votes(name, label[pairs.dataset == name], pairs.votes[pairs.dataset == name])

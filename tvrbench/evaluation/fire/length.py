@@ -24,8 +24,10 @@ def caption_lengths(texts, unit: str = "words") -> np.ndarray:
 
 def bin_edges(values: np.ndarray, width: float) -> np.ndarray:
     """Edges 0, width, 2·width, … covering every value."""
+    if width <= 0:
+        raise ValueError(f"bin width must be positive, got {width}")
     top = float(np.max(values)) if len(values) else 0.0
-    return np.arange(0.0, top + width + 1e-12, width) if width > 0 else np.array([0.0, top])
+    return np.arange(0.0, top + width + 1e-12, width)
 
 
 def positives_by_length(lengths: np.ndarray, positives: np.ndarray) -> dict:

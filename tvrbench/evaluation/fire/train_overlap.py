@@ -11,7 +11,6 @@ bounded with 180K MSR-VTT train captions. Table 7 correlates that score with cap
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from tvrbench.evaluation.fire.length import caption_lengths
 
@@ -43,6 +42,7 @@ def train_test_similarity(
 
 def length_correlations(similarity: np.ndarray, test_texts) -> dict[str, dict[str, dict[str, float]]]:
     """Table 7: Spearman and Kendall correlation of the similarity with length in words and characters."""
+    from scipy import stats  # slow to import; only this analysis needs it
     test_texts = list(test_texts)
     table = {}
     for unit in ("words", "characters"):
