@@ -32,6 +32,7 @@ QUERIES = typer.Option(..., "--queries", help="Captions (rows of the score matri
 VIDEOS = typer.Option(..., "--videos", help="Video ids, one per line, in score-matrix column order.")
 SCORES = typer.Option(..., "--scores", help="NAME=PATH of a model's .npy score matrix or TREC run; repeatable.")
 FIRE_FILE = typer.Option(None, "--fire", help="FIRE JSON file.")
+FIRE_REQUIRED = typer.Option(..., "--fire", help="FIRE JSON file.")
 DATASET = typer.Option(None, "--dataset", help="Dataset of the FIRE file to use (MSRVTT, MSVD); needed if it has several.")
 CONFIG = typer.Option(None, "--config", help="YAML settings (a copy of configs/fire.yaml).")
 JSON_OUT = typer.Option(None, "--json", help="Write the results as JSON here.")
@@ -134,6 +135,11 @@ def _signature(command: str, inputs: dict[str, Optional[Path]], fields: dict, li
     return str(signature)
 
 
+def _nested(signature: str) -> str:
+    """The engine's signature as one field of ours (its ``|`` separators become ``;``)."""
+    return signature.replace("|", ";")
+
+
 def _print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
     table = Table(title=title, title_justify="left")
     for column in header:
@@ -156,7 +162,7 @@ def _fmt(value) -> str:
 
 @fire.command()
 def agreement(
-    fire_path: Path = typer.Option(..., "--fire", help="FIRE JSON file."),
+    fire_path: Path = FIRE_REQUIRED,
     dataset: Optional[str] = typer.Option(None, "--dataset", help="Only this dataset (default: every dataset in the file)."),
     rule: Optional[str] = typer.Option(None, "--rule", help="Label rule: file (default), majority, any, unanimous."),
     config: Optional[Path] = CONFIG,
@@ -186,7 +192,7 @@ def compare(
     queries: Path = QUERIES,
     videos: Path = VIDEOS,
     scores: list[str] = SCORES,
-    fire_path: Path = typer.Option(..., "--fire", help="FIRE JSON file."),
+    fire_path: Path = FIRE_REQUIRED,
     dataset: Optional[str] = DATASET,
     metrics: Optional[str] = typer.Option(None, "--metrics", help="Comma-separated engine metrics [default: C@1,C@5,C@10,AP]."),
     ties: Optional[str] = typer.Option(None, "--ties", help="stable (default), optimistic, pessimistic, average."),
@@ -319,7 +325,7 @@ def bootstrap(
     signature = _signature("bootstrap", {"queries": queries, "videos": videos, "scores": _model_name(scores)[1],
                                          "fire": fire_path},
                            {"sizes": boot.sizes, "resamples": boot.resamples, "seed": boot.seed,
-                            "confidence": boot.confidence, "engine": result.signature.replace("|", ";")})
+                            "confidence": boot.confidence, "engine": _nested(result.signature)})
     quantile = f"{boot.confidence:.0%} quantile"
     _print_table(f"{name}: bootstrap |resample mean − full mean|, {quantile} (§4.3)", ["metric", "full", *map(str, boot.sizes)],
                  [[m, f"{results[m][boot.sizes[0]].full_mean:.4f}", *(f"{results[m][s].quantile:.4f}" for s in boot.sizes)]
@@ -369,7 +375,7 @@ def paired(
     if json_out:
         signature = _signature("paired", {"queries": queries, "videos": videos, "fire": fire_path},
                                {"resamples": boot.resamples, "seed": boot.seed, "confidence": boot.confidence,
-                                "engine": result_a.signature.replace("|", ";")})
+                                "engine": _nested(result_a.signature)})
         write_json(json_out, {"model_a": name_a, "model_b": name_b,
                               "tests": {m: t.to_json() for m, t in tests.items()}, "signature": signature})
         _written(json_out)
@@ -383,7 +389,7 @@ def length(
     queries: Path = QUERIES,
     videos: Path = VIDEOS,
     scores: list[str] = SCORES,
-    fire_path: Path = typer.Option(..., "--fire", help="FIRE JSON file."),
+    fire_path: Path = FIRE_REQUIRED,
     dataset: Optional[str] = DATASET,
     metric: Optional[str] = typer.Option(None, "--metric", help="Correctness metric per query [default: C@1]."),
     unit: Optional[str] = typer.Option(None, "--unit", help="Length bins of Figure 3 in characters (default) or words."),
@@ -437,7 +443,7 @@ def _two_model_outcomes(models: dict, judgments, metric: str, values: np.ndarray
         "original": outcomes_by_bin(values, result_a.original.per_query[metric] > 0,
                                     result_b.original.per_query[metric] > 0, edges),
     }
-    return name_a, name_b, tables, result_a.signature.replace("|", ";")
+    return name_a, name_b, tables, _nested(result_a.signature)
 
 
 def _print_outcomes(title: str, bin_name: str, tables: dict, name_a: str, name_b: str) -> None:
@@ -465,7 +471,7 @@ def ranks(
     queries: Path = QUERIES,
     videos: Path = VIDEOS,
     scores: str = typer.Option(..., "--scores", help="The model's .npy score matrix or TREC run (NAME=PATH allowed)."),
-    fire_path: Path = typer.Option(..., "--fire", help="FIRE JSON file."),
+    fire_path: Path = FIRE_REQUIRED,
     dataset: Optional[str] = DATASET,
     max_rank: int = typer.Option(50, "--max-rank", min=1, help="Ranks beyond this are gathered in one bar."),
     config: Optional[Path] = CONFIG,
@@ -610,7 +616,7 @@ def queue(
 
 @labels_app.command("to-qrels")
 def to_qrels(
-    fire_path: Path = typer.Option(..., "--fire", help="FIRE JSON file."),
+    fire_path: Path = FIRE_REQUIRED,
     out: Path = typer.Option(..., "--out", help="TREC qrels to write."),
     metadata: Path = typer.Option(..., "--metadata", help="Sidecar JSON to write (query texts, votes, provenance)."),
     queries: Optional[Path] = typer.Option(None, "--queries", help="Captions: use their caption ids as query ids."),
