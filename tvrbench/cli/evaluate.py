@@ -91,7 +91,7 @@ def _reorder(matrix, caption_ids, wanted_captions, video_ids, wanted_videos, sou
 
 def format_table(result: EvaluationResult, title: str = "tvrbench evaluate") -> Table:
     """``A (B + C)`` per metric when extra labels were used (all labels, original only, delta)."""
-    table = Table(title=title, caption=result.signature, caption_justify="left")
+    table = Table(title=title)
     table.add_column("metric")
     table.add_column("value" if result.original is None else "all labels (original + delta)", justify="right")
     for name, value in result.metrics.items():
@@ -185,4 +185,6 @@ def evaluate_command(
     write_json(json_out, result.to_json())
     if per_query is not None:
         write_per_query(per_query, result, captions)
-    Console().print(format_table(result))
+    console = Console()
+    console.print(format_table(result))
+    console.print(f"signature: {result.signature}", soft_wrap=True, highlight=False)
