@@ -114,7 +114,7 @@ def test_pos_equals_reference_loop_with_full_pipeline(captions, full_nlp):
 
 
 def test_syn_equals_reference_loop(captions, full_nlp, wn):
-    texts = captions[300:550]
+    texts = captions[300:450]
     docs = [full_nlp(t) for t in texts]
     columns = [[reference_synsets(t, reference_pos(d, tag), p) for t, d in zip(texts, docs)] for tag, p in (("VERB", "v"), ("NOUN", "n"))]
     expected = with_unit_diagonal(reference_matrix(columns))
@@ -128,10 +128,10 @@ def test_meteor_equals_nltk_on_all_pairs_of_a_subset_and_random_pairs(captions, 
 
     got = proxy_matrix(captions, "met", dtype=np.float64, wordnet=wn)
     assert got.shape == (1000, 1000)
-    subset = range(90)
+    subset = range(70)
     pairs = [(i, j) for i in subset for j in subset if i != j]
     rng = np.random.default_rng(7)
-    pairs += [tuple(p) for p in rng.integers(0, 1000, size=(2500, 2)) if p[0] != p[1]]
+    pairs += [tuple(p) for p in rng.integers(0, 1000, size=(1500, 2)) if p[0] != p[1]]
     worst = max(abs(got[i, j] - single_meteor_score(captions[i].split(), captions[j].split(), wordnet=wn)) for i, j in pairs)
     assert worst <= 1e-9
     assert np.all(np.diag(got) == 1.0)

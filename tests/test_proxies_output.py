@@ -139,6 +139,23 @@ def test_pos_weights_are_applied():
     np.testing.assert_allclose(default[off], 0.5 * verbs_only[off] + 0.5 * nouns_only[off], atol=1e-15)
 
 
+def test_class_csv_replaces_wordnet_senses(tmp_path):
+    classes = tmp_path / "verb_classes.csv"
+    classes.write_text('id,key,instances\n0,put,"[\'put\', \'place\']"\n1,take,"[\'take\', \'grab\']"\n')
+    texts = ["a man puts a cup on the table", "a woman places a cup on the table", "a man grabs a cup"]
+    parsed = parse_captions(texts)
+    assert parsed.pos[0][2] == parsed.pos[1][2] == "VERB"
+    verbs_only = {"VERB": 1.0, "NOUN": 0.0}
+    with_classes = build_proxy(parsed, "syn", config=ProxyConfig(pos_weights=verbs_only, classes={"VERB": str(classes)}))
+    got = with_classes.compute(np.float64)
+    assert got[0, 1] == 1.0 and got[0, 2] == 0.0
+    assert "classes:VERB=verb_classes.csv" in str(with_classes.signature)
+    bad = tmp_path / "bad.csv"
+    bad.write_text('id,key,instances\n0,put,"__import__(\'os\')"\n')
+    with pytest.raises(InputError, match="list of words"):
+        build_proxy(parsed, "syn", config=ProxyConfig(classes={"VERB": str(bad)}))
+
+
 # --------------------------------------------------------------------------- command line
 
 
@@ -146,16 +163,15 @@ def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([TVRBENCH, *args], capture_output=True, text=True)
 
 
-def test_cli_contract_line(tmp_path):
+def test_cli_contract_line(tmp_path, capsys):
     captions = write_captions(tmp_path / "C.csv")
-    completed = run("proxies", "--captions", str(captions), "--proxy", "bow", "--out", str(tmp_path / "M.npy"))
-    assert completed.returncode == 0, completed.stderr
+    assert main_exit("proxies", "--captions", str(captions), "--proxy", "bow", "--out", str(tmp_path / "M.npy")) == 0
     matrix = np.load(tmp_path / "M.npy", allow_pickle=False)
     assert matrix.dtype == np.float32 and matrix.shape == (8, 8)
     expected = build_proxy(TEXTS, "bow").compute(np.float32)
     assert np.array_equal(matrix, expected)
     sidecar = json.loads((tmp_path / "M.json").read_text())
-    assert sidecar["signature"] == completed.stdout.strip() and sidecar["rows"] == "captions"
+    assert sidecar["signature"] == capsys.readouterr().out.strip() and sidecar["rows"] == "captions"
 
 
 def test_cli_video_level_feeds_evaluate(tmp_path):
@@ -178,21 +194,24 @@ def main_exit(*args: str) -> int:
     return exit_info.value.code
 
 
-@pytest.mark.parametrize("problem", ["latin1", "spacy", "dtype"])
-def test_cli_bad_input_is_one_line(tmp_path, problem):
-    captions = write_captions(tmp_path / "C.csv")
-    extra: list[str] = []
-    if problem == "latin1":
-        captions.write_bytes("caption_id,text,video_id\nc0,un café noir,v0\n".encode("latin-1"))
-    elif problem == "spacy":
-        extra = ["--spacy-model", "xx_missing_pipeline"]
-    else:
-        extra = ["--dtype", "int8"]
-    completed = run("proxies", "--captions", str(captions), "--proxy", "pos", "--out", str(tmp_path / "M.npy"), *extra)
+def test_cli_bad_input_is_one_line_without_traceback(tmp_path):
+    captions = tmp_path / "C.csv"
+    captions.write_bytes("caption_id,text,video_id\nc0,un café noir,v0\n".encode("latin-1"))
+    completed = run("proxies", "--captions", str(captions), "--proxy", "bow", "--out", str(tmp_path / "M.npy"))
     assert completed.returncode == 2
-    lines = completed.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in completed.stderr
-    assert {"latin1": "UTF-8", "spacy": "spacy download xx_missing_pipeline", "dtype": "dtype"}[problem] in lines[0]
+    assert len(completed.stderr.strip().splitlines()) == 1 and "Traceback" not in completed.stderr
+    assert "C.csv" in completed.stderr and "UTF-8" in completed.stderr
+    assert not (tmp_path / "M.npy").exists()
+
+
+@pytest.mark.parametrize("option, message", [(("--spacy-model", "xx_missing_pipeline"), "spacy download xx_missing_pipeline"),
+                                             (("--dtype", "int8"), "dtype"), (("--level", "video", "--proxy", "visual"), "features")])
+def test_cli_bad_options_are_one_clear_line(tmp_path, capsys, option, message):
+    captions = write_captions(tmp_path / "C.csv")
+    proxy = [] if "--proxy" in option else ["--proxy", "pos"]
+    assert main_exit("proxies", "--captions", str(captions), *proxy, "--out", str(tmp_path / "M.npy"), *option) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and error[0].startswith("tvrbench: error:") and message in error[0]
     assert not (tmp_path / "M.npy").exists()
 
 

@@ -43,6 +43,7 @@ def proxies(
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/proxies.yaml)."),
     features: Optional[Path] = typer.Option(None, "--features", help="Video features .npy (videos x dims, in order of first appearance) for --proxy visual."),
     embedding_model: Optional[str] = typer.Option(None, "--embedding-model", help="sentence-transformers model name or local path."),
+    classes: Optional[list[str]] = typer.Option(None, "--classes", help="SYN: TAG=classes.csv (id,key,instances; repeatable) replacing WordNet senses for that part of speech."),
     dtype: Optional[str] = typer.Option(None, "--dtype", help="float32 (default) or float64."),
     top_k: Optional[int] = typer.Option(None, "--top-k", min=1, help="Keep only the k largest values per row, as a sparse .npz."),
     block_mb: Optional[int] = typer.Option(None, "--block-mb", min=1, help="Memory budget of one block of rows, MiB."),
@@ -54,8 +55,13 @@ def proxies(
     from tvrbench.proxies import build_proxy, load_config, write_proxy
     from tvrbench.proxies.learned import read_features
 
+    class_files = None
+    if classes:
+        if any("=" not in item for item in classes):
+            raise InputError(None, "--classes takes TAG=FILE.csv, e.g. VERB=EPIC_100_verb_classes.csv")
+        class_files = dict(item.split("=", 1) for item in classes)
     settings = load_config(config, spacy_model=spacy_model, embedding_model=embedding_model, dtype=dtype,
-                           block_mb=block_mb, n_process=n_process, batch_size=batch_size)
+                           block_mb=block_mb, n_process=n_process, batch_size=batch_size, classes=class_files)
     table = read_captions(captions)
     n_videos = len(table.distinct_videos())
     loaded = read_features(features, n_videos) if features is not None else None

@@ -17,6 +17,7 @@ class ProxyConfig(Settings):
     batch_size: int = pydantic.Field(256, ge=1)  # spaCy nlp.pipe batch size
     n_process: int = pydantic.Field(1, ge=1)  # spaCy worker processes
     pos_weights: dict[str, float] = {"VERB": 0.5, "NOUN": 0.5}  # alpha_p of PoS and SYN; sums to 1
+    classes: dict[str, str] = {}  # SYN: part of speech -> class CSV (id,key,instances) replacing WordNet senses
     video_word_fraction: float = pydantic.Field(0.25, gt=0, le=1)  # a video keeps words in >= this share of its captions
     meteor_alpha: float = pydantic.Field(0.9, ge=0, le=1)
     meteor_beta: float = 3.0

@@ -17,7 +17,7 @@ from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.proxies.config import ProxyConfig
 from tvrbench.proxies.parsing import ParsedCaptions, check_texts, parse_captions
 from tvrbench.proxies.video import VideoGroups
-from tvrbench.signature import Signature, text_digest
+from tvrbench.signature import Signature, file_digest, text_digest
 
 SET_PROXIES = ("bow", "pos", "syn")
 PROXIES = (*SET_PROXIES, "met", "embedding", "visual")
@@ -125,7 +125,7 @@ def build_proxy(
     libraries = ["numpy", "scipy"]
     started = time.perf_counter()
     if proxy in SET_PROXIES:
-        from tvrbench.proxies.sets import IoUKernel, incidence, proxy_items, proxy_weights, video_sets
+        from tvrbench.proxies.sets import IoUKernel, incidence, proxy_items, proxy_weights, read_classes, video_sets
 
         parsed = captions if isinstance(captions, ParsedCaptions) else parse_captions(texts, config.spacy_model, config.batch_size, config.n_process)
         seconds["parse"] = parsed.parse_seconds
@@ -133,7 +133,8 @@ def build_proxy(
         wn = _wordnet(wordnet) if proxy == "syn" else None
         weights = proxy_weights(proxy, config.pos_weights)
         parts = []
-        for part, items in proxy_items(parsed, proxy, config.pos_weights, wn).items():
+        classes = {tag: read_classes(path) for tag, path in config.classes.items()} if proxy == "syn" else {}
+        for part, items in proxy_items(parsed, proxy, config.pos_weights, wn, classes).items():
             if weights[part] == 0:
                 continue
             caption_sets = incidence(items, {})
@@ -146,6 +147,8 @@ def build_proxy(
             fields["alpha"] = [f"{tag}={weight:g}" for tag, weight in weights.items()]
         if proxy == "syn":
             fields.update(wordnet=wn.get_version(), synsets="wordnet-lemmatizer+lesk")
+            if config.classes:
+                fields["classes"] = [f"{tag}={Path(path).name}:{file_digest(path)}" for tag, path in config.classes.items()]
         if level == "video":
             fields["video_words"] = f">={config.video_word_fraction:g}"
     elif proxy == "met":

@@ -8,16 +8,21 @@ Items follow the reference code of Wray et al. (``compat``): BoW takes the capti
 spaces minus spaCy's English stop words (case-sensitive, as the reference; empty tokens from repeated
 spaces are dropped); PoS takes the text of the spaCy tokens tagged with each part of speech; SYN maps
 each of those words to the WordNet synset Lesk picks for its WordNet lemma, in the context of the
-caption's space-split words, or to the word itself when WordNet has no synset for it.
+caption's space-split words, or to the word itself when WordNet has no synset for it; or, given a
+class CSV for that part of speech (EPIC-KITCHENS' ``id,key,instances``), to the class of its lemma.
 """
 
 from __future__ import annotations
 
+import ast
+import csv
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 import numba
 import numpy as np
 import scipy.sparse as sp
 
+from tvrbench.errors import InputError
 from tvrbench.proxies.parsing import ParsedCaptions
 
 WORDNET_POS = {"VERB": "v", "NOUN": "n", "ADJ": "a", "ADV": "r"}
@@ -76,8 +81,55 @@ class SynsetMapper:
         return result
 
 
-def proxy_items(parsed: ParsedCaptions, proxy: str, pos_weights: Mapping[str, float], wordnet=None) -> dict[str, list[tuple[str, ...]]]:
-    """The item families of one proxy: ``{part: items per caption}`` (one part for BoW)."""
+def read_classes(path: str | Path) -> dict[str, str]:
+    """An EPIC-KITCHENS-style class CSV (``id,key,instances``; instances a list literal) as lemma -> class id."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such class file")
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except UnicodeDecodeError:
+        raise InputError(path, "not UTF-8 text") from None
+    if not rows or any(column not in rows[0] for column in ("id", "key", "instances")):
+        raise InputError(path, "expected CSV columns id,key,instances")
+    classes: dict[str, str] = {}
+    for line, row in enumerate(rows, start=2):
+        try:
+            instances = ast.literal_eval(row["instances"])
+        except (ValueError, SyntaxError):
+            instances = None
+        if not isinstance(instances, list) or not all(isinstance(word, str) for word in instances):
+            raise InputError(path, f"line {line}: instances must be a list of words, e.g. \"['put', 'place']\"")
+        for word in instances:
+            if word in classes and classes[word] != row["id"]:
+                raise InputError(path, f"line {line}: {word!r} is in classes {classes[word]} and {row['id']}")
+            classes[word] = row["id"]
+    return classes
+
+
+class ClassMapper(SynsetMapper):
+    """Word -> class of its WordNet lemma from a class CSV (the reference's ``get_dict_synset``).
+
+    A lemma in no class stands for itself. (The reference numbers such lemmas ``len(dictionary)``,
+    which can collide with a real class id; a separate namespace avoids that.)
+    """
+
+    def __init__(self, wordnet, classes: Mapping[str, str]):
+        super().__init__(wordnet)
+        self.classes = classes
+
+    def synset(self, context: list[str], word: str, wn_pos: str) -> str:
+        lemma = self.lemma(word, wn_pos)
+        return f"class:{self.classes[lemma]}" if lemma in self.classes else f"lemma:{lemma}"
+
+
+def proxy_items(parsed: ParsedCaptions, proxy: str, pos_weights: Mapping[str, float], wordnet=None,
+                classes: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, list[tuple[str, ...]]]:
+    """The item families of one proxy: ``{part: items per caption}`` (one part for BoW).
+
+    ``classes`` (SYN only): per part of speech, a lemma -> class mapping that replaces WordNet senses.
+    """
     if proxy == "bow":
         return {"words": bow_items(parsed.texts)}
     if proxy == "pos":
@@ -87,8 +139,9 @@ def proxy_items(parsed: ParsedCaptions, proxy: str, pos_weights: Mapping[str, fl
             from tvrbench.resources import wordnet as load_wordnet
 
             wordnet = load_wordnet()
-        mapper = SynsetMapper(wordnet)
-        return {tag: mapper.items(parsed, tag) for tag in pos_weights}
+        classes = classes or {}
+        senses = SynsetMapper(wordnet)
+        return {tag: (ClassMapper(wordnet, classes[tag]) if tag in classes else senses).items(parsed, tag) for tag in pos_weights}
     raise ValueError(f"not a set proxy: {proxy}")
 
 
