@@ -135,6 +135,9 @@ def evaluate_command(
     fusion: str = typer.Option(None, "--fusion", help="Labels over a proxy: judged | relevant | none."),
     per_query: Path = typer.Option(None, "--per-query", help="Also write every per-caption value as CSV."),
     config: Path = typer.Option(None, "--config", help="Settings YAML (see configs/evaluate.yaml); flags win."),
+    captions_format: str = typer.Option("auto", "--format", help="Captions format: auto | generic | jsfusion | msrvtt-json | msvd | lsmdc."),
+    video_list: Path = typer.Option(None, "--video-list", help="MSVD: keep only the videos listed here (test_list.txt)."),
+    trust_pickle: bool = typer.Option(False, "--trust-pickle", help="Allow MSVD's raw-captions.pkl (a pickle runs code: only for files you trust)."),
 ) -> None:
     """Score a model with every label you have: original pairs, FIRE labels, qrels, graded relevance.
 
@@ -151,7 +154,7 @@ def evaluate_command(
         ties=ties,
         fusion=fusion,
     )
-    captions = read_captions(queries)
+    captions = read_captions(queries, format=captions_format, video_list=video_list, trust_pickle=trust_pickle)
     video_ids = read_video_ids(videos)
     matrix = load_scores(scores, captions, video_ids)
     fire_labels = None

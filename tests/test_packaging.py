@@ -1,0 +1,34 @@
+"""The core install stays light: no PyTorch, and the evaluation engine never imports it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+PYPROJECT = Path(__file__).parents[1] / "pyproject.toml"
+HEAVY = {"torch", "transformers", "sentence-transformers", "spacy", "datasets", "matplotlib", "scikit-learn"}
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0].lower()
+
+
+def test_core_dependencies_exclude_heavy_packages():
+    project = tomllib.loads(PYPROJECT.read_text())["project"]
+    assert not {_name(r) for r in project["dependencies"]} & HEAVY
+    extras = project["optional-dependencies"]
+    listed = {_name(r) for name, requirements in extras.items() if name not in ("all", "test") for r in requirements}
+    assert HEAVY <= listed, "every heavy package belongs to an extra"
+    assert extras["all"] == [f"tvrbench[{','.join(n for n in extras if n not in ('all', 'test'))}]"]
+
+
+def test_evaluation_does_not_import_heavy_modules():
+    code = (
+        "import sys, tvrbench.cli, tvrbench.evaluation, tvrbench.io.fire, tvrbench.io.trec;"
+        "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers', 'spacy', 'datasets') if m in sys.modules))"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert completed.stdout.strip() == "[]"
