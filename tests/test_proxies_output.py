@@ -331,3 +331,18 @@ def test_study_commands_write_plots_and_json(tmp_path):
     assert (tmp_path / "gmr_t2v.png").is_file() and (tmp_path / "gmr_v2t.png").is_file()
     assert main_exit("proxy-study", "triplets", "--matrix", str(tmp_path / "pos.npy"), "--threshold", "0.3", "--out", str(tmp_path / "t.csv")) == 0
     assert (tmp_path / "t.csv").read_text().startswith("video_id,positive_caption_id,negative_caption_id")
+    assert main_exit("proxy-study", "human-kit", "--matrix", str(tmp_path / "pos.npy"), "--captions", str(captions), "--videos", "3",
+                     "--out", str(tmp_path / "kit.csv")) == 0
+    with open(tmp_path / "kit.csv", encoding="utf-8") as handle:
+        kit = list(csv.DictReader(handle))
+    assert len(kit) == 15 and {r["slot"] for r in kit} == set(studies.HUMAN_SLOTS)
+    with open(tmp_path / "rankings.csv", "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["annotator", "video_id", "caption_id", "rank"])
+        for annotator in ("a", "b"):
+            for row in kit:
+                writer.writerow([annotator, row["video_id"], row["caption_id"], studies.HUMAN_SLOTS.index(row["slot"]) + 1])
+    assert main_exit("proxy-study", "human-score", "--kit", str(tmp_path / "kit.csv"), "--rankings", str(tmp_path / "rankings.csv"),
+                     "--json", str(tmp_path / "human.json")) == 0
+    human = json.loads((tmp_path / "human.json").read_text())
+    assert human["pairs"] == human["consistent_pairs"] == 30

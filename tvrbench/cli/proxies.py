@@ -193,7 +193,8 @@ def study_human_kit(
     Show annotators video_id, presented and text only; slot and proxy_score are for scoring.
     """
     from tvrbench.io.captions import read_captions
-    from tvrbench.proxies.studies import human_kit, write_csv
+    from tvrbench.proxies.studies import human_kit
+    from tvrbench.proxies.tables import write_csv
 
     rel, sidecar = _read_matrix(matrix)
     table = read_captions(captions)
@@ -217,24 +218,10 @@ def study_human_score(
 ):
     """Supp. A: % consistently ordered pairs and the proxy's agreement with them."""
     from tvrbench.proxies.studies import human_agreement
+    from tvrbench.proxies.tables import read_csv
 
-    _emit(human_agreement(_read_csv(kit, ("video_id", "caption_id", "proxy_score")),
-                          _read_csv(rankings, ("annotator", "video_id", "caption_id", "rank"))), json_out)
-
-
-def _read_csv(path: Path, columns: tuple[str, ...]) -> list[dict]:
-    import csv
-
-    if not path.is_file():
-        raise InputError(path, "no such file")
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    except UnicodeDecodeError:
-        raise InputError(path, "not UTF-8 text") from None
-    if not rows or any(c not in rows[0] for c in columns):
-        raise InputError(path, f"expected CSV columns {', '.join(columns)}")
-    return rows
+    _emit(human_agreement(read_csv(kit, ("video_id", "caption_id", "proxy_score")),
+                          read_csv(rankings, ("annotator", "video_id", "caption_id", "rank"))), json_out)
 
 
 @study.command("triplets")
@@ -246,7 +233,8 @@ def study_triplets(
     seed: int = typer.Option(0, "--seed"),
 ):
     """§4.3: training triplets thresholded on semantic similarity."""
-    from tvrbench.proxies.studies import triplets, write_csv
+    from tvrbench.proxies.studies import triplets
+    from tvrbench.proxies.tables import write_csv
 
     rel, sidecar = _read_matrix(matrix)
     rows, cols = sidecar["row_ids"], sidecar["col_ids"]

@@ -15,7 +15,6 @@ class CSV for that part of speech (EPIC-KITCHENS' ``id,key,instances``), to the 
 from __future__ import annotations
 
 import ast
-import csv
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 import numba
@@ -24,6 +23,7 @@ import scipy.sparse as sp
 
 from tvrbench.errors import InputError
 from tvrbench.proxies.parsing import ParsedCaptions
+from tvrbench.proxies.tables import read_csv
 
 WORDNET_POS = {"VERB": "v", "NOUN": "n", "ADJ": "a", "ADV": "r"}
 
@@ -83,16 +83,7 @@ class SynsetMapper:
 
 def read_classes(path: str | Path) -> dict[str, str]:
     """An EPIC-KITCHENS-style class CSV (``id,key,instances``; instances a list literal) as lemma -> class id."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such class file")
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    except UnicodeDecodeError:
-        raise InputError(path, "not UTF-8 text") from None
-    if not rows or any(column not in rows[0] for column in ("id", "key", "instances")):
-        raise InputError(path, "expected CSV columns id,key,instances")
+    rows = read_csv(path, ("id", "key", "instances"))
     classes: dict[str, str] = {}
     for line, row in enumerate(rows, start=2):
         try:

@@ -12,7 +12,6 @@ All of them read matrices in row blocks, so a memory-mapped ``.npy`` of any size
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -187,13 +186,6 @@ def triplets(matrix: np.ndarray, threshold: float, per_video: int = 10, seed: in
                 continue
             for p, n in zip(rng.choice(positives, per_video), rng.choice(negatives, per_video)):
                 yield rows.start + offset, int(p), int(n)
-
-
-def write_csv(path: str | Path, rows: Sequence[dict] | Iterator[dict], columns: Sequence[str]) -> None:
-    with atomic_write(path) as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def save_figure(figure, path: str | Path) -> None:
