@@ -1,0 +1,109 @@
+"""``tvrbench report``: build one self-contained report.html from any run's outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from tvrbench.cli import app
+from tvrbench.errors import InputError
+
+PLOT_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg")
+
+
+def read_json(path: Path):
+    if not path.is_file():
+        raise InputError(path, "no such file")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(path, f"not a JSON file: {error}") from None
+
+
+def plot_files(paths: list[Path]) -> list[Path]:
+    """Images given directly, or every image of a directory (PNG preferred when a figure is also SVG)."""
+    found = []
+    for path in paths:
+        if path.is_dir():
+            images = sorted(p for p in path.iterdir() if p.suffix.lower() in PLOT_SUFFIXES)
+            stems_with_png = {p.stem for p in images if p.suffix.lower() == ".png"}
+            found += [p for p in images if p.suffix.lower() == ".png" or p.stem not in stems_with_png]
+        elif path.is_file() and path.suffix.lower() in PLOT_SUFFIXES:
+            found.append(path)
+        else:
+            raise InputError(path, f"not a directory or an image ({', '.join(PLOT_SUFFIXES)})")
+    return found
+
+
+def mc_items(path: Path):
+    """An MC split and, from its sidecar ``MC.tsv.json`` when present, which option is the contrast."""
+    from tvrbench.io.mc import read_mc
+    from tvrbench.report import MCItems
+
+    instances = read_mc(path)
+    sidecar = path.with_name(path.name + ".json")
+    options = None
+    if sidecar.is_file():
+        entries = read_json(sidecar).get("instances")
+        if isinstance(entries, list) and len(entries) == len(instances):
+            options = [entry.get("contrast_option") for entry in entries]
+    return MCItems(instances, options)
+
+
+@app.command()
+def report(
+    out: Path = typer.Option(..., "--out", help="The HTML page to write."),
+    title: str = typer.Option("tvrbench report", "--title"),
+    results: list[str] = typer.Option([], "--results", help="NAME=R.json (repeatable): tvrbench evaluate --json output or {\"models\": {...}}."),
+    analysis: list[str] = typer.Option([], "--analysis", help="NAME=A.json (repeatable): any analysis JSON (tvrbench fire ... --json), shown as tables."),
+    plots: list[Path] = typer.Option([], "--plots", help="Image file or directory of PNG/SVG plots (repeatable)."),
+    queries: Optional[Path] = typer.Option(None, "--queries", help="Captions, for the per-query viewer."),
+    videos: Optional[Path] = typer.Option(None, "--videos", help="Video ids in the column order of the scores."),
+    scores: list[str] = typer.Option([], "--scores", help="NAME=S.npy or a TREC run (repeatable): the models in the viewer."),
+    fire: Optional[Path] = typer.Option(None, "--fire", help="FIRE labels for the viewer's FIRE column."),
+    relevance: Optional[Path] = typer.Option(None, "--relevance", help="Graded relevance (proxy .npy with its sidecar) for the viewer."),
+    top_k: int = typer.Option(10, "--top-k", min=1, help="Videos per model shown in the viewer."),
+    mc: list[str] = typer.Option([], "--mc", help="NAME=MC.tsv (repeatable): MC items with the contrast highlighted."),
+) -> None:
+    """One self-contained HTML page (no network): tables, plots, per-query viewer and MC items."""
+    from tvrbench.publish import named_path
+    from tvrbench.report import ReportContent, viewer_payload, write_report
+
+    def named(values: list[str]) -> list[tuple[str, Path]]:
+        return [(name or path.name.split(".")[0], path) for name, path in map(named_path, values)]
+
+    content = ReportContent(
+        title=title,
+        results={name: read_json(path) for name, path in named(results)},
+        analyses={name: read_json(path) for name, path in named(analysis)},
+        plots=plot_files(plots),
+        mc={name: mc_items(path) for name, path in named(mc)},
+    )
+    if scores:
+        if queries is None or videos is None:
+            raise InputError("--scores", "the viewer needs --queries and --videos too")
+        from tvrbench.cli.evaluate import load_relevance, load_scores, select_fire_dataset
+        from tvrbench.evaluation import Judgments
+        from tvrbench.io.captions import read_captions, read_video_ids
+
+        captions = read_captions(queries)
+        video_ids = read_video_ids(videos)
+        models = {name.removeprefix("scores_"): load_scores(path, captions, video_ids) for name, path in named(scores)}
+        judgments = None
+        if fire is not None:
+            from tvrbench.io.fire import read_fire
+
+            judgments = Judgments.build(captions, video_ids, fire=select_fire_dataset(read_fire(fire), captions, None),
+                                        videos_source=str(videos))
+        matrix, name = (None, "proxy")
+        if relevance is not None:
+            matrix, name = load_relevance(relevance, (len(captions), len(video_ids)), captions, video_ids)
+            name = name.split(":")[0]
+        content.viewer = viewer_payload(captions, video_ids, models, judgments, matrix, name, top_k)
+    if not (content.results or content.analyses or content.plots or content.mc or content.viewer):
+        raise InputError("report", "nothing to show: give --results, --analysis, --plots, --scores or --mc")
+    write_report(out, content)
+    typer.echo(f"wrote {out}", err=True)

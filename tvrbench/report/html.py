@@ -1,0 +1,208 @@
+"""``report.html``: one self-contained page with the results, the analyses, the plots, the per-query
+viewer and the multiple-choice items.
+
+Self-contained means no request leaves the page: styles and the script are inline, plots are
+``data:`` URIs, and a Content-Security-Policy (``default-src 'none'``) makes the browser refuse any
+fetch. Tables are plain HTML (readable without JavaScript); only the viewer needs the script.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import html
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from tvrbench.evaluation.fire.compare import format_cell
+from tvrbench.io.atomic import atomic_write
+from tvrbench.io.mc import MCInstance
+
+MC_SHOWN = 100  # items per split shown in the report; the TSV has them all
+IMAGE_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
+
+
+@dataclass
+class MCItems:
+    """One multiple-choice split as shown: instances and, when known, which option is the contrast."""
+
+    instances: list[MCInstance]
+    contrast_options: list[int | None] | None = None  # from the split's sidecar; else guessed by text similarity
+
+
+@dataclass
+class ReportContent:
+    title: str = "tvrbench report"
+    subtitle: str = ""
+    results: dict[str, dict] = field(default_factory=dict)  # name -> evaluate JSON or {"models": {...}}
+    analyses: dict[str, object] = field(default_factory=dict)  # name -> any JSON (tables where it is tabular)
+    plots: list[Path] = field(default_factory=list)
+    viewer: dict | None = None  # from tvrbench.report.viewer.viewer_payload
+    mc: dict[str, MCItems] = field(default_factory=dict)
+
+
+def _e(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _number(value) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return _e(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.4f}" if abs(value) < 1000 else f"{value:,.1f}"
+
+
+def _table(header: list[str], rows: list[list], numeric_from: int = 1, css: str = "") -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(
+            f'<td class="num">{_number(cell)}</td>' if i >= numeric_from and isinstance(cell, (int, float)) and not isinstance(cell, bool)
+            else f'<td class="signature">{_e(cell)}</td>' if isinstance(cell, str) and cell.startswith("tvrbench:")
+            else f"<td>{_e('' if cell is None else cell)}</td>"
+            for i, cell in enumerate(row)) + "</tr>"
+        for row in rows
+    )
+    return f'<table class="{css}"><tr>{head}</tr>{body}</table>'
+
+
+def results_models(results: dict) -> dict[str, dict]:
+    """``{model: evaluate JSON}`` from either results layout."""
+    if isinstance(results.get("models"), dict):
+        return results["models"]
+    return {"model": results}
+
+
+def results_section(name: str, results: dict) -> str:
+    """Metrics × models, each cell ``A (B + C)`` (with all labels, original only, delta) when extra labels were used."""
+    models = results_models(results)
+    metrics = list(dict.fromkeys(metric for result in models.values() for metric in result["metrics"]))
+    rows = []
+    for metric in metrics:
+        row = [metric]
+        for result in models.values():
+            value = result["metrics"].get(metric)
+            original = (result.get("original") or {}).get(metric)
+            row.append("" if value is None else format_cell(metric, value, original))
+        rows.append(row)
+    signatures = "".join(f'<p class="signature">{_e(model)}: {_e(result.get("signature", ""))}</p>' for model, result in models.items())
+    any_original = any(result.get("original") for result in models.values())
+    note = ("Each cell: with all labels (original only + change); bounded metrics in percent."
+            if any_original else "Bounded metrics in percent.")
+    return (f'<h3>{_e(name)}</h3><p class="note">{note}</p>'
+            + _table(["metric", *models], rows, numeric_from=99, css="results") + f"<details><summary>signatures</summary>{signatures}</details>")
+
+
+def _scalar(value) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def json_block(value, depth: int = 0) -> str:
+    """JSON as tables: a list of flat objects or an object of objects is one table (a row each); an
+    object's scalar fields form a key / value table; nested parts follow under their keys."""
+    if isinstance(value, list) and value and all(isinstance(item, dict) and all(map(_scalar, item.values())) for item in value):
+        header = list(dict.fromkeys(key for item in value for key in item))
+        return _table(header, [[item.get(key) for key in header] for item in value], numeric_from=0)
+    if not isinstance(value, dict) or not value or depth > 3:
+        return f"<pre>{_e(json.dumps(value, indent=1, ensure_ascii=False)[:20000])}</pre>"
+    if all(isinstance(item, dict) for item in value.values()):
+        header = list(dict.fromkeys(key for item in value.values() for key, field in item.items() if _scalar(field)))
+        table = _table(["", *header], [[name, *(item.get(key) for key in header)] for name, item in value.items()]) if header else ""
+        nested = {f"{name} › {key}": field for name, item in value.items() for key, field in item.items() if not _scalar(field)}
+    else:
+        scalars = [[key, item] for key, item in value.items() if _scalar(item)]
+        table = _table(["", "value"], scalars) if scalars else ""
+        nested = {key: item for key, item in value.items() if not _scalar(item)}
+    return table + "".join(f"<h4>{_e(key)}</h4>{json_block(item, depth + 1)}" for key, item in nested.items())
+
+
+def plot_figure(path: Path) -> str:
+    mime = IMAGE_TYPES.get(path.suffix.lower())
+    if mime is None:
+        raise ValueError(f"{path}: not an image type the report embeds ({', '.join(IMAGE_TYPES)})")
+    encoded = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<figure><img alt="{_e(path.stem)}" src="data:{mime};base64,{encoded}"><figcaption>{_e(path.name)}</figcaption></figure>'
+
+
+def guess_contrast(instance: MCInstance) -> int | None:
+    """The negative closest to the positive word by word, if it differs from it by a small edit."""
+    positive = instance.positive.split()
+    best, best_ratio = None, 0.6
+    for option, text in enumerate(instance.endings):
+        if option == instance.label:
+            continue
+        ratio = difflib.SequenceMatcher(a=positive, b=text.split(), autojunk=False).ratio()
+        if ratio > best_ratio:
+            best, best_ratio = option, ratio
+    return best
+
+
+def highlight_edit(positive: str, contrast: str) -> str:
+    """The contrast text with the words that differ from the positive in ``<mark>``."""
+    a, b = positive.split(), contrast.split()
+    pieces = []
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        words = _e(" ".join(b[j1:j2]))
+        if words:
+            pieces.append(words if tag == "equal" else f"<mark>{words}</mark>")
+    return " ".join(pieces)
+
+
+def mc_section(name: str, items: MCItems) -> str:
+    shown = items.instances[:MC_SHOWN]
+    header = "".join(f"<th>option {i}</th>" for i in range(len(shown[0].endings))) if shown else ""
+    rows = []
+    for number, instance in enumerate(shown):
+        contrast = items.contrast_options[number] if items.contrast_options is not None else guess_contrast(instance)
+        cells = []
+        for option, text in enumerate(instance.endings):
+            if option == instance.label:
+                cells.append(f'<td class="mc-positive" title="positive">{_e(text)}</td>')
+            elif option == contrast:
+                cells.append(f'<td class="mc-contrast" title="contrast">{highlight_edit(instance.positive, text)}</td>')
+            else:
+                cells.append(f"<td>{_e(text)}</td>")
+        rows.append(f"<tr><td>{_e(instance.clip)}</td>{''.join(cells)}</tr>")
+    more = f" (first {MC_SHOWN} shown)" if len(items.instances) > MC_SHOWN else ""
+    return (f'<h3>{_e(name)}: {len(items.instances):,} items{more}</h3>'
+            f'<table class="mc"><tr><th>clip</th>{header}</tr>{"".join(rows)}</table>')
+
+
+VIEWER_HTML = """<p class="note">Pick a query: each model's top {k} videos with the original relevance (the query's own video),
+the FIRE label and the graded relevance side by side (FIRE paper, Figure 5).</p>
+<div id="viewer-controls"><label>filter <input id="query-filter" type="search" placeholder="caption id or words"></label>
+<label>query <select id="query-select"></select></label></div>
+<p id="query-summary"></p><div id="viewer-models"></div>"""
+
+
+def render_report(content: ReportContent) -> str:
+    """The whole page as a string."""
+    sections = []
+    if content.results:
+        sections.append(("results", "Results", "".join(results_section(name, r) for name, r in content.results.items())))
+    if content.analyses:
+        sections.append(("analyses", "Analyses", "".join(f"<h3>{_e(name)}</h3>{json_block(value)}" for name, value in content.analyses.items())))
+    if content.plots:
+        sections.append(("plots", "Plots", "".join(plot_figure(Path(p)) for p in content.plots)))
+    if content.viewer is not None:
+        sections.append(("viewer", "Per-query viewer", VIEWER_HTML.format(k=content.viewer["k"])))
+    if content.mc:
+        sections.append(("mc", "Multiple choice", '<p class="note">Green: the positive; yellow: the contrast negative, '
+                                                  "its edit marked.</p>" + "".join(mc_section(n, i) for n, i in content.mc.items())))
+    body = "\n".join(f'<section id="{key}"><h2>{_e(title)}</h2>{inner}</section>' for key, title, inner in sections)
+    nav = "".join(f'<a href="#{key}">{_e(title)}</a>' for key, title, _ in sections)
+    data = json.dumps(content.viewer, ensure_ascii=False, allow_nan=False, separators=(",", ":")).replace("<", "\\u003c")
+    template = resources.files("tvrbench.report").joinpath("template.html").read_text(encoding="utf-8")
+    # Split at the data first and put the body in last: user text must never be scanned for placeholders.
+    head, _, tail = template.partition("{{DATA}}")
+    head = head.replace("{{TITLE}}", _e(content.title)).replace("{{SUBTITLE}}", _e(content.subtitle)).replace("{{NAV}}", nav)
+    return head.replace("{{BODY}}", body) + data + tail
+
+
+def write_report(path: str | Path, content: ReportContent) -> Path:
+    """Write the page atomically."""
+    with atomic_write(path) as out:
+        out.write(render_report(content))
+    return Path(path)
