@@ -138,6 +138,7 @@ BAD_DOCUMENTS = {
     "missing field": (broken(lambda d: d["annotations"][2].pop("video_id")),
                       r"annotations\[2\] is missing field 'video_id'"),
     "missing label": (broken(lambda d: d["annotations"][1].pop("label")), r"annotations\[1\] is missing field 'label'"),
+    "null label": (broken(lambda d: d["annotations"][2].update(label=None)), r"annotations\[2\] has label null"),
     "unknown label": (broken(lambda d: d["annotations"][0].update(label="maybe")),
                       r"annotations\[0\] field 'label'.*'maybe'"),
     "unknown annotator label": (broken(lambda d: d["annotations"][1]["annotator_labels"].__setitem__(1, "yes")),

@@ -317,8 +317,9 @@ def _check_readable(path: Path) -> None:
 
 def _validated(path: Path, section: str, index: int, raw: dict) -> FireRecord:
     where = f"{section}[{index}]"
-    if section == "annotations" and "label" not in raw:
-        raise InputError(path, f"{where} is missing field 'label'")
+    if section == "annotations" and raw.get("label") is None:
+        problem = "has label null" if "label" in raw else "is missing field 'label'"
+        raise InputError(path, f"{where} {problem}; annotations need one (pairs without a majority are disagreements)")
     if section == "disagreements" and raw.get("label") is not None:
         raise InputError(path, f"{where} has a label, but disagreements are the pairs without a majority label")
     try:
