@@ -65,7 +65,18 @@ def push(folder: str | Path, plan: PushPlan, commit_message: str) -> str:
     except HfHubHTTPError as error:
         # The server's message names the problem (401, 403, 404, ...); the request headers are not shown.
         raise InputError(f"{plan.endpoint}/datasets/{plan.repo_id}", f"upload failed: {_first_line(error)}") from None
+    except ValueError as error:  # the hub rejected the card's metadata
+        raise InputError(Path(folder) / "README.md", f"rejected by the hub: {' '.join(str(error).split())}") from None
+    except Exception as error:
+        if not _is_transport_error(error):
+            raise
+        raise InputError(plan.endpoint, f"cannot reach the hub: {_first_line(error)}") from None
     return str(commit.commit_url if hasattr(commit, "commit_url") else commit)
+
+
+def _is_transport_error(error: Exception) -> bool:
+    """A connection failure of huggingface_hub's HTTP client (httpx2 in huggingface_hub 2, httpx or requests before)."""
+    return isinstance(error, OSError) or type(error).__module__.split(".")[0] in ("httpx2", "httpx", "requests", "urllib3")
 
 
 def _first_line(error: Exception) -> str:
