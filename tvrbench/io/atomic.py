@@ -24,11 +24,18 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
             yield out
             out.flush()
             os.fsync(out.fileno())
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _json_default(value):
