@@ -23,6 +23,16 @@ def read_json(path: Path):
         raise InputError(path, f"not a JSON file: {error}") from None
 
 
+def read_results(path: Path) -> dict:
+    """Results JSON of ``tvrbench evaluate`` or ``{"models": {name: that}}``, checked before it is shown."""
+    from tvrbench.report.html import results_models
+
+    data = read_json(path)
+    if not isinstance(data, dict) or not all(isinstance(r, dict) and isinstance(r.get("metrics"), dict) for r in results_models(data).values()):
+        raise InputError(path, "expected the JSON of `tvrbench evaluate` ({metrics, signature, ...}) or {\"models\": {...}}")
+    return data
+
+
 def plot_files(paths: list[Path]) -> list[Path]:
     """Images given directly, or every image of a directory (PNG preferred when a figure is also SVG)."""
     found = []
@@ -77,7 +87,7 @@ def report(
 
     content = ReportContent(
         title=title,
-        results={name: read_json(path) for name, path in named(results)},
+        results={name: read_results(path) for name, path in named(results)},
         analyses={name: read_json(path) for name, path in named(analysis)},
         plots=plot_files(plots),
         mc={name: mc_items(path) for name, path in named(mc)},

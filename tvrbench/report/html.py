@@ -68,16 +68,16 @@ def _table(header: list[str], rows: list[list], numeric_from: int = 1, css: str 
     return f'<table class="{css}"><tr>{head}</tr>{body}</table>'
 
 
-def results_models(results: dict) -> dict[str, dict]:
-    """``{model: evaluate JSON}`` from either results layout."""
+def results_models(results: dict, name: str = "model") -> dict[str, dict]:
+    """``{model: evaluate JSON}`` from either results layout (a single evaluation is called ``name``)."""
     if isinstance(results.get("models"), dict):
         return results["models"]
-    return {"model": results}
+    return {name: results}
 
 
 def results_section(name: str, results: dict) -> str:
     """Metrics × models, each cell ``A (B + C)`` (with all labels, original only, delta) when extra labels were used."""
-    models = results_models(results)
+    models = results_models(results, name)
     metrics = list(dict.fromkeys(metric for result in models.values() for metric in result["metrics"]))
     rows = []
     for metric in metrics:

@@ -1,0 +1,169 @@
+"""``report.html``: the viewer's data against plain loops, the page's parts, and the page itself in a
+real headless Chromium (no console errors, no network request, tables, a working query viewer).
+
+The browser test keeps a screenshot in ``tests/artifacts/report.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tvrbench.data import load_sample, sample_path
+from tvrbench.evaluation import Judgments
+from tvrbench.io.atomic import write_json
+from tvrbench.io.mc import MCInstance, write_mc
+from tvrbench.report import ReportContent, render_report, viewer_payload
+from tvrbench.report.html import highlight_edit, json_block
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_sample()
+
+
+def test_viewer_payload_matches_loops(sample):
+    judgments = Judgments.build(sample.captions, sample.video_ids, fire=sample.fire)
+    scores = {name: sample.scores[name] for name in ("strong", "objectonly")}
+    payload = viewer_payload(sample.captions, sample.video_ids, scores, judgments, sample.relevance, "coverage", k=5)
+    positive, irrelevant, judged, original = (m.toarray() for m in (judgments.positive, judgments.irrelevant, judgments.judged, judgments.original))
+    for model, matrix in scores.items():
+        for q in range(len(sample.captions)):
+            order = sorted(range(len(sample.video_ids)), key=lambda v: (-matrix[q, v], v))[:5]
+            assert payload["top"][model][q] == order
+            assert payload["score"][model][q] == [round(float(matrix[q, v]), 4) for v in order]
+            assert payload["relevance"][model][q] == [round(float(sample.relevance[q, v]), 3) for v in order]
+            expected = []
+            for v in order:
+                if positive[q, v] and not original[q, v]:
+                    expected.append(1)
+                elif irrelevant[q, v]:
+                    expected.append(0)
+                elif judged[q, v] and not original[q, v]:
+                    expected.append(-1)
+                else:
+                    expected.append(None)
+            assert payload["label"][model][q] == expected
+    assert [len(p) for p in payload["fire_positives"]] == (positive & ~original).sum(axis=1).tolist()
+    assert sum(len(p) for p in payload["fire_positives"]) > 0
+    assert payload["queries"][0] == {"id": "cap000", "text": "a man is cooking", "video": 0}
+
+
+def test_tables_highlight_and_escaping():
+    table = json_block({"SAMPLE": {"pairs": 3, "alpha": 0.5, "by_count": {"2": {"pairs": 1}}}})
+    assert "<th>pairs</th>" in table and '<td class="num">0.5000</td>' in table and "SAMPLE › by_count" in table
+    assert json_block([{"a": 1, "b": "x"}]).count("<tr>") == 2
+    assert highlight_edit("a man is cooking", "a woman is cooking") == "a <mark>woman</mark> is cooking"
+    hostile = "</script><script>alert(1)</script>"
+    from tvrbench.io.captions import Captions
+
+    captions = Captions(["c1"], [hostile], ["v1"], "memory")
+    page = render_report(ReportContent(title=hostile, viewer=viewer_payload(captions, ["v1"], {"m": np.ones((1, 1))})))
+    assert hostile not in page  # neither the title nor the embedded data can close the script element
+    data = page.split('id="viewer-data">')[1].split("</script>")[0]
+    assert json.loads(data)["queries"][0]["text"] == hostile
+
+
+@pytest.fixture(scope="module")
+def report_page(tmp_path_factory) -> Path:
+    """A report from outputs of ordinary commands (evaluate, fire, an MC split), as a user would build it."""
+    from tvrbench.cli import main
+
+    out = tmp_path_factory.mktemp("report")
+    queries = ["--queries", str(sample_path("captions.csv")), "--videos", str(sample_path("videos.txt"))]
+    fire = ["--fire", str(sample_path("fire.json"))]
+    for args in (["evaluate", *queries, "--scores", str(sample_path("scores_strong.npy")), *fire, "--json", str(out / "strong.json")],
+                 ["fire", "agreement", *fire, "--json", str(out / "agreement.json")],
+                 ["fire", "ranks", *queries, "--scores", str(sample_path("scores_objectonly.npy")), *fire, "--json",
+                  str(out / "ranks.json"), "--plots", str(out / "plots")]):
+        try:
+            main(args)
+        except SystemExit as stop:
+            assert stop.code in (0, None)
+    write_mc(out / "gender.tsv", [MCInstance("video01", ("a dog runs", "a man is cooking", "a car drives", "a woman is cooking", "someone sings"), 1),
+                                  MCInstance("video02", ("she stirs soup", "x y", "he stirs soup", "z", "w"), 0)])
+    write_json(out / "gender.tsv.json", {"instances": [{"caption_id": "cap000", "contrast_option": 3}, {"caption_id": "cap005", "contrast_option": 2}]})
+    page = out / "report.html"
+    try:
+        main(["report", "--out", str(page), "--results", f"strong={out / 'strong.json'}", "--analysis", f"agreement={out / 'agreement.json'}",
+              "--plots", str(out / "plots"), *queries, "--scores", str(sample_path("scores_strong.npy")),
+              "--scores", str(sample_path("scores_genderblind.npy")), *fire, "--relevance", str(sample_path("relevance.npy")),
+              "--mc", f"gender={out / 'gender.tsv'}"])
+    except SystemExit as stop:
+        assert stop.code in (0, None)
+    return page
+
+
+def test_report_cli_bad_input_is_one_line(tmp_path, capfd):
+    from tvrbench.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["report", "--out", str(tmp_path / "r.html"), "--scores", str(sample_path("scores_strong.npy"))])
+    assert stop.value.code == 2
+    assert capfd.readouterr().err.strip() == "tvrbench: error: --scores: the viewer needs --queries and --videos too"
+    (tmp_path / "odd.json").write_text('{"rows": [1]}', encoding="utf-8")
+    with pytest.raises(SystemExit) as stop:
+        main(["report", "--out", str(tmp_path / "r.html"), "--results", str(tmp_path / "odd.json")])
+    assert stop.value.code == 2
+    assert capfd.readouterr().err.strip().startswith(f"tvrbench: error: {tmp_path / 'odd.json'}: expected the JSON of")
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_report_in_headless_chromium(report_page):
+    playwright = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install playwright)")
+    if not Path(CHROMIUM).is_file():
+        pytest.skip("Chromium is not installed (Debian package 'chromium'; bash scripts/setup.sh --test installs it)")
+    console, requests, errors = [], [], []
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1600})
+            page.on("console", lambda message: console.append((message.type, message.text)))
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("request", lambda request: requests.append(request.url))
+            page.goto(report_page.as_uri(), wait_until="load")
+
+            # The tables: results (A (B + C) cells), the analysis, the MC items with the contrast edit marked.
+            results = page.locator("table.results")
+            assert results.count() == 1
+            metrics = json.loads((report_page.parent / "strong.json").read_text())["metrics"]
+            assert results.locator("tr").count() == 1 + len(metrics)  # header + one row per metric
+            assert results.locator("tr").nth(1).inner_text() == "C@1\t100.0 (92.0 + 8.0)"  # tvrbench fire compare's figures
+            assert page.locator("#analyses table").count() >= 1
+            assert page.locator("#plots img").count() >= 1
+            assert page.locator("td.mc-contrast mark").first.inner_text() == "woman"
+            assert page.locator("td.mc-positive").count() == 2
+
+            # The viewer: one table per model; choosing another query changes it.
+            assert page.locator("#viewer-models .model-card").count() == 2
+            first = page.locator("#viewer-models").inner_text()
+            assert "cap000" in page.locator("#query-summary").inner_text()
+            page.select_option("#query-select", "5")
+            second = page.locator("#viewer-models").inner_text()
+            assert second != first and "cap005" in page.locator("#query-summary").inner_text()
+            rows = page.locator('#viewer-models [data-model="strong"] table tr')
+            assert rows.count() == 1 + 10
+            header = rows.nth(0).inner_text()
+            assert all(name in header for name in ("original", "FIRE", "relevance.npy"))
+            page.fill("#query-filter", "dog")
+            options = page.locator("#query-select option").all_inner_texts()
+            assert options and all("dog" in option for option in options)
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.fill("#query-filter", "")
+            page.select_option("#query-select", "5")
+            page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
+        finally:
+            browser.close()
+    assert errors == []
+    assert [message for message in console if message[0] in ("error", "warning")] == []
+    assert requests and all(url == report_page.as_uri() or url.startswith("data:") for url in requests), requests
+    assert (ARTIFACTS / "report.png").stat().st_size > 10_000
