@@ -77,3 +77,11 @@ def test_new_qrels_lines_become_one_vote_records(tmp_path):
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(InputError, match="format"):
         read_metadata(tmp_path / "bad.json")
+
+
+def test_without_provenance_the_way_back_has_one_vote_per_pair():
+    fire = labels_in_memory("MSVD", {(1, 2): 1, (2, 0): 1})
+    qrels, metadata, _ = fire_to_qrels(fire, provenance=False)
+    assert metadata["provenance"] == {}
+    back = qrels_to_fire(qrels, metadata)
+    assert sorted(back.annotator_labels) == [(0,), (1,)] and sorted(back.label.tolist()) == [0, 1]

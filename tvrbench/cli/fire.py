@@ -618,30 +618,32 @@ def queue(
 def to_qrels(
     fire_path: Path = FIRE_REQUIRED,
     out: Path = typer.Option(..., "--out", help="TREC qrels to write."),
-    metadata: Path = typer.Option(..., "--metadata", help="Sidecar JSON to write (query texts, votes, provenance)."),
+    metadata: Optional[Path] = typer.Option(None, "--metadata", help="Also write the sidecar 'to-fire' needs (query texts, votes, ids)."),
     queries: Optional[Path] = typer.Option(None, "--queries", help="Captions: use their caption ids as query ids."),
     dataset: Optional[str] = typer.Option(None, "--dataset", help="Only this dataset."),
     rule: Optional[str] = typer.Option(None, "--rule", help="file (default), majority, any, unanimous."),
     disagreements: Optional[str] = typer.Option(None, "--disagreements", help="omit (default), irrelevant, relevant, negative."),
     config: Optional[Path] = CONFIG,
 ):
-    """Write FIRE labels as TREC qrels (relevant 1, irrelevant 0) plus a metadata sidecar."""
-    from tvrbench.evaluation.fire.labels import fire_to_qrels
+    """Write FIRE labels as TREC qrels (relevant 1, irrelevant 0), optionally with a metadata sidecar."""
+    from tvrbench.evaluation.fire.labels import fire_to_qrels, write_metadata
     from tvrbench.io.captions import read_captions
     from tvrbench.io.fire import read_fire
     from tvrbench.io.trec import write_qrels
 
     _, opts = _settings(config, "labels", rule=rule, disagreements=disagreements)
     captions = read_captions(queries) if queries else None
-    qrels, sidecar, unmatched = fire_to_qrels(read_fire(fire_path, dataset), opts.rule, opts.disagreements, captions)
-    sidecar["signature"] = _signature("labels", {"fire": fire_path, "queries": queries},
-                                      {"rule": opts.rule, "disagreements": opts.disagreements})
+    qrels, sidecar, unmatched = fire_to_qrels(read_fire(fire_path, dataset), opts.rule, opts.disagreements, captions,
+                                              provenance=metadata is not None)
     write_qrels(out, qrels)
-    write_json(metadata, sidecar)
-    _written(out, metadata)
-    relevant = int(np.sum(qrels.relevance > 0))
-    typer.echo(f"{len(qrels):,} qrels lines: {relevant:,} relevant, {int(np.sum(qrels.relevance == 0)):,} irrelevant, "
-               f"{int(np.sum(qrels.relevance < 0)):,} disagreements"
+    _written(out)
+    if metadata is not None:
+        sidecar["signature"] = _signature("labels", {"fire": fire_path, "queries": queries},
+                                          {"rule": opts.rule, "disagreements": opts.disagreements})
+        write_metadata(metadata, sidecar)
+        _written(metadata)
+    typer.echo(f"{len(qrels):,} qrels lines: {int(np.sum(qrels.relevance > 0)):,} relevant, "
+               f"{int(np.sum(qrels.relevance == 0)):,} irrelevant, {int(np.sum(qrels.relevance < 0)):,} disagreements"
                + (f"; {unmatched:,} pairs skipped (text not in {queries})" if unmatched else ""))
 
 

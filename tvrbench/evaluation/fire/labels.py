@@ -9,13 +9,15 @@ disagreement on the way back).
 
 Query ids: with a captions file, the caption id(s) whose text is the FIRE query (a text shared by
 several captions gets a line for each); without one, ``q`` + a 12-hex digest of (dataset, text).
-The metadata sidecar (JSON) maps query ids to text and dataset and keeps every pair's annotator
-votes, pooling models and ids, so ``qrels_to_fire`` rebuilds the FIRE file; qrels lines without
-that provenance (new judgements from another tool) become one-vote records.
+The metadata sidecar (compact JSON) maps query ids to text and dataset and keeps, per pair, its
+annotator ids, votes, pooling models, response and queue ids (in ``provenance_fields`` order), so
+``qrels_to_fire`` rebuilds the FIRE file; qrels lines without that provenance (new judgements from
+another tool) become one-vote records.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -23,6 +25,7 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.evaluation.fire.pairs import DISAGREEMENT, IRRELEVANT, RELEVANT, pair_votes
+from tvrbench.io.atomic import atomic_write
 from tvrbench.io.fire import FireLabels, RaggedInts
 from tvrbench.io.trec import Qrels
 from tvrbench.signature import text_digest
@@ -36,26 +39,41 @@ def _pair_key(dataset: str, query: str, video_id: str) -> str:
     return f"{dataset}\t{query}\t{video_id}"
 
 
+@functools.lru_cache(maxsize=1 << 16)  # one digest per distinct query, not per pair
 def query_id(dataset: str, text: str) -> str:
     """Stable id of a FIRE query without a captions file."""
     return "q" + text_digest([dataset, text])
 
 
-def _provenance(fire, pairs) -> dict[int, dict]:
-    """Per pair (index of :func:`pair_votes`), the pooled per-label lists of its records."""
-    merged: dict[int, dict] = {}
+def _ragged_rows(ragged, n: int) -> list[list[int]]:
+    """Rows of a packed id column as lists (one ``tolist`` instead of a numpy slice per row)."""
+    if ragged is None:
+        return [[] for _ in range(n)]
+    values, offsets = ragged.values.tolist(), ragged.offsets.tolist()
+    return [values[start:stop] for start, stop in zip(offsets, offsets[1:])]
+
+
+def _provenance(fire, pairs) -> list[tuple]:
+    """Per pair (index of :func:`pair_votes`), its records' per-label lists in PROVENANCE_FIELDS order."""
+    rows = list(zip(fire.annotator_ids, fire.annotator_labels, fire.models, _ragged_rows(fire.response_ids, len(fire)),
+                    _ragged_rows(fire.queue_ids, len(fire))))
+    merged: list = [None] * len(pairs)
     for record, pair in enumerate(pairs.record_pair.tolist()):
-        entry = merged.setdefault(pair, {name: [] for name in PROVENANCE_FIELDS})
-        entry["annotator_ids"] += fire.annotator_ids[record]
-        entry["annotator_labels"] += fire.annotator_labels[record]
-        entry["models"] += fire.models[record]
-        entry["response_ids"] += [] if fire.response_ids is None else fire.response_ids[record]
-        entry["queue_ids"] += [] if fire.queue_ids is None else fire.queue_ids[record]
+        if merged[pair] is None:
+            merged[pair] = rows[record]
+        else:  # a pair repeated over several records: concatenate their lists
+            merged[pair] = tuple([*kept, *more] for kept, more in zip(merged[pair], rows[record]))
     return merged
 
 
-def fire_to_qrels(fire, rule: str = "file", disagreements: str = "omit", captions=None) -> tuple[Qrels, dict, int]:
-    """Qrels, metadata sidecar and the number of pairs left out because no caption has their text."""
+def fire_to_qrels(
+    fire, rule: str = "file", disagreements: str = "omit", captions=None, provenance: bool = True
+) -> tuple[Qrels, dict, int]:
+    """Qrels, metadata sidecar and the number of pairs left out because no caption has their text.
+
+    ``provenance=False`` leaves the per-pair votes and ids out of the sidecar (faster, smaller; the
+    way back then makes one-vote records).
+    """
     if disagreements not in DISAGREEMENT_POLICIES:
         raise ValueError(f"unknown disagreement policy {disagreements!r}; choose {', '.join(DISAGREEMENT_POLICIES)}")
     pairs = pair_votes(fire)
@@ -68,30 +86,41 @@ def fire_to_qrels(fire, rule: str = "file", disagreements: str = "omit", caption
     if captions is not None:
         for caption_id, text in zip(captions.caption_ids, captions.texts):
             ids_by_text.setdefault(text, []).append(caption_id)
-    provenance = _provenance(fire, pairs)
+    per_pair = _provenance(fire, pairs) if provenance else None
     query_ids, doc_ids, rels, queries, kept_provenance = [], [], [], {}, {}
     unmatched = 0
-    for index in np.flatnonzero(relevance > -2).tolist():
-        dataset, text, video = pairs.dataset[index], pairs.query[index], pairs.video_id[index]
+    kept = np.flatnonzero(relevance > -2)
+    columns = (pairs.dataset[kept].tolist(), pairs.query[kept].tolist(), pairs.video_id[kept].tolist(),
+               relevance[kept].tolist(), kept.tolist())
+    for dataset, text, video, rel, index in zip(*columns):
         ids = ids_by_text.get(text, []) if captions is not None else [query_id(dataset, text)]
         if not ids:
             unmatched += 1
             continue
         for qid in ids:
-            known = queries.setdefault(qid, {"query": text, "dataset": dataset})
-            if known["query"] != text:
-                raise InputError(fire.source, f"query id {qid!r} stands for two texts: {known['query']!r} and {text!r}")
+            if qid not in queries:
+                queries[qid] = {"query": text, "dataset": dataset}
+            elif queries[qid]["query"] != text:
+                raise InputError(fire.source, f"query id {qid!r} stands for two texts: {queries[qid]['query']!r} and {text!r}")
             query_ids.append(qid)
             doc_ids.append(video)
-            rels.append(int(relevance[index]))
-        kept_provenance[_pair_key(dataset, text, video)] = provenance[index]
+            rels.append(rel)
+        if per_pair is not None:
+            kept_provenance[_pair_key(dataset, text, video)] = per_pair[index]
     qrels = Qrels(np.array(query_ids, dtype=object), np.array(doc_ids, dtype=object), np.array(rels, dtype=np.int32),
                   source=fire.source)
     metadata = {
         "format": METADATA_FORMAT, "rule": rule, "disagreements": disagreements, "fire_metadata": fire.metadata,
-        "queries": queries, "provenance": kept_provenance,
+        "queries": queries, "provenance_fields": list(PROVENANCE_FIELDS), "provenance": kept_provenance,
     }
     return qrels, metadata, unmatched
+
+
+def write_metadata(path: str | Path, metadata: dict) -> None:
+    """The sidecar as compact JSON in one string, atomically (indenting makes json fall back to
+    its pure-Python encoder: minutes for the 600K pairs of the release)."""
+    with atomic_write(path) as out:
+        out.write(json.dumps(metadata, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
 def read_metadata(path: str | Path) -> dict:
@@ -108,6 +137,8 @@ def read_metadata(path: str | Path) -> dict:
     for name in ("queries", "provenance", "fire_metadata"):
         if not isinstance(metadata.get(name), dict):
             raise InputError(path, f"missing or malformed field {name!r}")
+    if metadata.get("provenance_fields") != list(PROVENANCE_FIELDS):
+        raise InputError(path, f"provenance_fields must be {list(PROVENANCE_FIELDS)}")
     return metadata
 
 
@@ -131,10 +162,9 @@ def qrels_to_fire(qrels: Qrels, metadata: dict, source: str = "<qrels>") -> Fire
         if kept is None:
             if label_of_pair[key] == DISAGREEMENT:
                 raise InputError(qrels.source, f"pair {identity[key][1:]} is a disagreement with no annotator votes")
-            kept = {"annotator_ids": [], "annotator_labels": [label_of_pair[key]], "models": [], "response_ids": [],
-                    "queue_ids": []}
-        for name in PROVENANCE_FIELDS:
-            columns[name].append(tuple(kept[name]))
+            kept = [[], [label_of_pair[key]], [], [], []]  # one vote: the qrels judgement
+        for name, values in zip(PROVENANCE_FIELDS, kept):
+            columns[name].append(tuple(values))
     as_objects = lambda values: np.array(values + [None], dtype=object)[:-1]  # noqa: E731  (1-D even for tuples)
     return FireLabels(
         query=as_objects([identity[key][1] for key in order]),
