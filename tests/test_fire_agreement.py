@@ -149,13 +149,14 @@ def test_agreement_oracle_loop_and_label_count_breakdown():
 
 def test_repeated_records_are_one_pair_with_pooled_votes():
     fire = labels_in_memory("MSRVTT", {(0, 1): 2, (1, 0): 1})
-    doubled = fire.subset(np.array([0, 1, 2, 0, 2]))
-    doubled.label[4] = 1  # the repeat of record 2 says relevant: the records conflict
-    pairs = pair_votes(doubled)
+    repeated = fire.subset(np.array([0, 1, 2, 0, 2, 1, 1]))
+    repeated.label[4] = 1  # the repeat of record 2 says relevant: a 1-1 tie
+    repeated.label[5:] = 0  # record 1 repeated twice as irrelevant: 2 against 1
+    pairs = pair_votes(repeated)
     assert len(pairs) == 3
-    assert pairs.votes.sum() == 5
+    assert pairs.votes.sum() == 7
     by_query = dict(zip(pairs.query.tolist(), pairs.file_label.tolist()))
-    assert by_query[fire.query[0]] == 1 and by_query[fire.query[2]] == -1
+    assert by_query[fire.query[0]] == 1 and by_query[fire.query[1]] == 0 and by_query[fire.query[2]] == -1
 
 
 def test_label_rules():

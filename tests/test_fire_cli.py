@@ -198,3 +198,18 @@ def test_bad_input_in_a_real_process_has_no_traceback(sample):
                                capture_output=True, text=True)
     assert completed.returncode == 2
     assert len(completed.stderr.strip().splitlines()) == 1 and "Traceback" not in completed.stderr
+
+
+def test_a_trec_run_scores_like_its_matrix(sample, tmp_path):
+    from tvrbench.io.captions import read_captions, read_video_ids
+    from tvrbench.io.trec import write_run
+
+    model = models_of(sample)[0]
+    captions, videos = read_captions(sample / "captions.csv"), read_video_ids(sample / "videos.txt")
+    write_run(tmp_path / "model.run", np.load(sample / f"scores_{model}.npy"), captions.caption_ids, videos)
+    run(["compare", *common(sample), "--scores", f"matrix={sample / f'scores_{model}.npy'}",
+         "--scores", f"run={tmp_path / 'model.run'}", "--fire", str(sample / "fire.json"), "--json", str(tmp_path / "c.json")])
+    rows = json.loads((tmp_path / "c.json").read_text())["rows"]
+    by_model = {(r["model"], r["metric"]): (r["with_fire"], r["original"]) for r in rows}
+    for metric in ("C@1", "C@5", "C@10", "AP"):
+        assert by_model["matrix", metric] == pytest.approx(by_model["run", metric], abs=1e-12)

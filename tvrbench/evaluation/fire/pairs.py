@@ -5,7 +5,8 @@ but a merged or hand-made file may repeat a pair; grouping first makes every cou
 pairs, as in the paper's Table 2. A pair's label follows a *rule*:
 
 - ``file`` (default, the paper): the record's ``label`` (majority vote of the annotators; records
-  without a majority are disagreements). Repeated records that disagree make a disagreement.
+  without a majority are disagreements). A pair repeated over several records takes the majority
+  of their labels, a tie being a disagreement (the evaluation engine's rule).
 - ``majority``: recomputed from the pooled votes; a tie is a disagreement.
 - ``any``: relevant as soon as one annotator said relevant.
 - ``unanimous``: relevant or irrelevant only when every vote agrees; otherwise a disagreement.
@@ -31,7 +32,7 @@ class PairVotes:
     dataset: np.ndarray
     query: np.ndarray
     video_id: np.ndarray
-    file_label: np.ndarray  # int8: 1, 0, or -1 (disagreement, or repeated records that conflict)
+    file_label: np.ndarray  # int8: 1, 0, or -1 (disagreement, or repeated records tied)
     votes: np.ndarray  # (n_pairs, 2) int64
     record_pair: np.ndarray  # pair index of every record of the source FireLabels
 
@@ -70,10 +71,10 @@ def pair_votes(fire) -> PairVotes:
     n_pairs = len(first)
 
     record_label = np.asarray(fire.label, dtype=np.int8)
-    seen = [np.bincount(record_pair[record_label == value], minlength=n_pairs) > 0 for value in (1, 0, -1)]
-    only_relevant = seen[0] & ~seen[1] & ~seen[2]
-    only_irrelevant = seen[1] & ~seen[0] & ~seen[2]
-    file_label = np.where(only_relevant, RELEVANT, np.where(only_irrelevant, IRRELEVANT, DISAGREEMENT)).astype(np.int8)
+    relevant_records, irrelevant_records = (np.bincount(record_pair[record_label == value], minlength=n_pairs)
+                                            for value in (RELEVANT, IRRELEVANT))
+    majority = np.sign(relevant_records - irrelevant_records)  # as Judgments.build resolves repeated records
+    file_label = np.where(majority > 0, RELEVANT, np.where(majority < 0, IRRELEVANT, DISAGREEMENT)).astype(np.int8)
 
     per_record = np.fromiter((len(v) for v in fire.annotator_labels), dtype=np.int64, count=n_records)
     flat = np.fromiter(chain.from_iterable(fire.annotator_labels), dtype=np.int8, count=int(per_record.sum()))
