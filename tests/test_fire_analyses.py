@@ -138,3 +138,15 @@ def test_compare_rows_come_from_the_engine(data):
     assert grid[0] == ["metric", *scores] and [row[0] for row in grid[1:]] == ["C@1", "MdR"]
     assert format_cell("C@1", 0.674, 0.424) == "67.4 (42.4 + 25.0)"
     assert format_cell("MdR", 2.0, 3.0) == "2.0 (3.0 − 1.0)"
+
+
+def test_figures_are_byte_stable(tmp_path):
+    from tvrbench.evaluation.fire.plots import positive_ranks_figure, save_figure
+
+    ranks = np.array([1, 1, 2, 5, 30]), np.array([3, 4, 12])
+    for attempt in ("a", "b"):
+        written = save_figure(positive_ranks_figure(*ranks, 20, "SAMPLE", "model"), tmp_path / attempt / "ranks")
+        assert [p.suffix for p in written] == [".png", ".svg"]
+    for suffix in ("png", "svg"):
+        assert (tmp_path / "a" / f"ranks.{suffix}").read_bytes() == (tmp_path / "b" / f"ranks.{suffix}").read_bytes()
+    assert b"rank of positive videos" in (tmp_path / "a" / "ranks.svg").read_bytes()
