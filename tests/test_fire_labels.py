@@ -13,8 +13,7 @@ from test_fire_cli import run
 from tvrbench.errors import InputError
 from tvrbench.evaluation.fire.labels import fire_to_qrels, qrels_to_fire, query_id, read_metadata
 from tvrbench.io.captions import Captions
-from tvrbench.io.fire import read_fire
-from tvrbench.io.trec import Qrels, read_qrels
+from tvrbench.io.trec import Qrels
 
 DESIGN = {(1, 0): 5, (0, 1): 3, (1, 2): 2, (2, 1): 1, (1, 1): 2}  # 2 disagreements
 
