@@ -27,20 +27,21 @@ def test_lexnames_match_the_wordnet_manual():
 
 
 @pytest.mark.skipif(resources._debian_wordnet_dir() is None, reason="Debian's wordnet-base / wordnet-sense-index are not installed")
-def test_debian_wordnet_is_read_by_nltk(tmp_path, monkeypatch):
-    monkeypatch.setenv("TVRBENCH_HOME", str(tmp_path))
-    resources.wordnet.cache_clear()
-    try:
-        prepared = resources.prepare_wordnet(resources._debian_wordnet_dir())
-        assert (prepared / "lexnames").read_text().splitlines()[18] == "18\tnoun.person\t1"
-        reader = resources.wordnet()
-        assert Path(reader.root.path) == prepared
-        assert reader.get_version() == "3.0"
-        assert reader.synset("dog.n.01").lexname() == "noun.animal"
-        assert "race" in {lemma.name() for synset in reader.synsets("run", "v") for lemma in synset.lemmas()}
-        assert reader.synsets("woman")[0].lexname() == "noun.person"
-    finally:
-        resources.wordnet.cache_clear()
+def test_debian_wordnet_is_prepared_and_read_by_nltk(tmp_path):
+    """In a fresh process with an empty tvrbench home, the loader prepares Debian's files and NLTK reads them."""
+    code = (
+        "from tvrbench import resources; wn = resources.wordnet();"
+        "print(wn.root.path); print(wn.get_version()); print(wn.synset('dog.n.01').lexname());"
+        "print(sorted({l.name() for s in wn.synsets('run', 'v') for l in s.lemmas()})[:3])"
+    )
+    env = {"TVRBENCH_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "NLTK_DATA": str(tmp_path / "none")}
+    completed = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, env=env)
+    assert completed.returncode == 0, completed.stderr
+    root, version, lexname, lemmas = completed.stdout.splitlines()
+    assert Path(root) == tmp_path / "nltk_data" / "corpora" / "wordnet"
+    assert (Path(root) / "lexnames").read_text().splitlines()[18] == "18\tnoun.person\t1"
+    assert (version, lexname) == ("3.0", "noun.animal")
+    assert lemmas == "['be_given', 'black_market', 'bleed']"
 
 
 def test_doctor_lists_every_resource():
