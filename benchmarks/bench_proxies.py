@@ -167,6 +167,7 @@ def large_child(proxy: str, videos: int, meteor_videos: int, home: str) -> dict:
     started = time.perf_counter()
     matrix = build_proxy(texts, proxy, "video", video_ids=owners)
     built = time.perf_counter() - started
+    peak_after_build = peak_rss_mb()
     rows = matrix.shape[0] if proxy != "met" else min(meteor_videos, matrix.shape[0])
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
@@ -179,7 +180,8 @@ def large_child(proxy: str, videos: int, meteor_videos: int, home: str) -> dict:
     return {"shape": list(matrix.shape), "rows_computed": rows, "parse_seconds": matrix.seconds.get("parse", 0.0),
             "prepare_seconds": matrix.seconds["prepare"], "build_seconds": built, "matrix_seconds": matrix_seconds,
             "matrix_seconds_all_rows": matrix_seconds * matrix.shape[0] / rows, "extrapolated": rows < matrix.shape[0],
-            "rss_before_mb": baseline, "peak_rss_mb": peak_rss_mb(), "output_mb": matrix.shape[0] * matrix.shape[1] * 4 / 2**20}
+            "rss_before_mb": baseline, "peak_rss_after_build_mb": peak_after_build, "peak_rss_mb": peak_rss_mb(),
+            "output_mb": matrix.shape[0] * matrix.shape[1] * 4 / 2**20}
 
 
 def large(videos: int, meteor_videos: int) -> dict:
@@ -193,7 +195,8 @@ def large(videos: int, meteor_videos: int) -> dict:
             r = report[proxy]
             print(f"large {proxy}: {r['shape'][0]} x {r['shape'][1]}: parse {r['parse_seconds']:.1f} s, prepare {r['prepare_seconds']:.1f} s, "
                   f"matrix {r['matrix_seconds_all_rows']:.1f} s{' (extrapolated from %d rows)' % r['rows_computed'] if r['extrapolated'] else ''}, "
-                  f"peak RSS {r['peak_rss_mb']:.0f} MB (before the matrix {r['rss_before_mb']:.0f} MB), output {r['output_mb']:.0f} MB")
+                  f"peak RSS {r['peak_rss_mb']:.0f} MB (at start {r['rss_before_mb']:.0f} MB, after parse and prepare {r['peak_rss_after_build_mb']:.0f} MB), "
+                  f"output {r['output_mb']:.0f} MB")
     return report
 
 

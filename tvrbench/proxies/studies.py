@@ -78,27 +78,33 @@ def gmr_bounds(scores: np.ndarray, relevance: np.ndarray, caption_video: np.ndar
 
     ``scores``: captions x videos (model scores, the evaluate orientation); ``relevance``: videos x
     captions (e.g. the video-level SYN proxy); ``caption_video[j]``: the video index of caption j.
-    Video-to-text: for video i the equivalent captions are {j : S[i, j] > threshold} ∪ its own;
-    text-to-video: for caption j, the videos {i : S[i, j] > threshold} ∪ its own.
+    The reported rank is that of the ground truth (for a video with several captions, its best-ranked
+    own caption, as instance-based video-to-text does). The other equivalent items are, for video i,
+    the other videos' captions j with S[i, j] > threshold (video-to-text) and, for caption j, the other
+    videos i with S[i, j] > threshold (text-to-video). Upper bound: the best of the ground truth's rank
+    and theirs; lower bound: the worst. Ranks are positions in the full list (stable ties).
     """
     n_captions, n_videos = scores.shape
     if relevance.shape != (n_videos, n_captions):
         raise InputError(None, f"relevance has shape {relevance.shape}, expected videos x captions {(n_videos, n_captions)}")
     own = sp.csr_matrix((np.ones(n_captions), (caption_video, np.arange(n_captions))), shape=(n_videos, n_captions))
     pieces = [sp.csr_matrix(np.asarray(block) > threshold) for _, block in row_blocks(relevance)]
-    equivalent = (sp.vstack(pieces).astype(np.float64) + own).astype(bool).astype(np.float64).tocsr()
+    above = sp.vstack(pieces).astype(np.float64).tocsr()
+    others = (above - above.multiply(own)).tocsr()  # equivalent items other than the ground truth
+    others.eliminate_zeros()
     result = {}
-    for direction, targets_own, targets_equivalent, axis in (
-        ("v2t", own, equivalent, "columns"),
-        ("t2v", own.T.tocsr(), equivalent.T.tocsr(), "rows"),
+    for direction, targets_own, targets_other, axis in (
+        ("v2t", own, others, "columns"),
+        ("t2v", own.T.tocsr(), others.T.tocsr(), "rows"),
     ):
         reported, _ = _ranks_of(scores, targets_own, axis)
-        upper, lower = _ranks_of(scores, targets_equivalent, axis)
+        best_other, worst_other = _ranks_of(scores, targets_other, axis)
+        has_other = np.isfinite(worst_other)
         result[direction] = {
             "reported": geometric_mean_recall(reported, ks),
-            "upper": geometric_mean_recall(upper, ks),
-            "lower": geometric_mean_recall(lower, ks),
-            "mean_equivalent": float(np.mean(np.diff(targets_equivalent.indptr))),
+            "upper": geometric_mean_recall(np.minimum(reported, best_other), ks),
+            "lower": geometric_mean_recall(np.where(has_other, np.maximum(reported, worst_other), reported), ks),
+            "queries_with_other_equivalents": float(np.mean(has_other)),
         }
     return result
 
