@@ -27,7 +27,7 @@ app = typer.Typer(
 )
 
 # Command modules; each defines its commands on ``app`` (or adds a sub-Typer) when imported.
-from tvrbench.cli import demo, doctor, evaluate, fire, proxies, publish, report  # noqa: E402,F401
+from tvrbench.cli import contrast, demo, doctor, evaluate, fire, mc, proxies, publish, report  # noqa: E402,F401
 
 
 def main(argv: list[str] | None = None) -> None:

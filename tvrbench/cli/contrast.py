@@ -1,0 +1,127 @@
+"""``tvrbench contrast gender|id|verb|finetune-t5``: contrast sets (Park et al. 2022, SPEC §5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from tvrbench.cli import app
+from tvrbench.errors import InputError
+
+contrast = typer.Typer(help="Generate contrast captions: gender swaps, LSMDC person-ID swaps, verb-phrase swaps.", no_args_is_help=True)
+app.add_typer(contrast, name="contrast")
+
+CAPTIONS_HELP = "Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSFUSION CSV or MSRVTT_data.json."
+OUT_HELP = "Output JSONL, one record per contrast; signature and counts go to OUT.json. Resumes an interrupted run."
+
+
+def _report(out: Path, sidecar: dict) -> None:
+    counts = ", ".join(f"{key} {value}" for key, value in sidecar["counts"].items())
+    typer.echo(f"wrote {out} and {out}.json: {counts}", err=True)
+    typer.echo(sidecar["signature"])
+
+
+@contrast.command()
+def gender(
+    captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP),
+    out: Path = typer.Option(..., "--out", help=OUT_HELP),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed. [default: 0]"),
+    config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/gender.yaml)."),
+):
+    """Swap exactly one gendered noun (SPEC §5 table) and the pronouns of its gender."""
+    from tvrbench.generators import gender_contrasts
+    from tvrbench.generators.config import GenderConfig, load_config
+    from tvrbench.io.captions import read_captions
+
+    settings = load_config(config, GenderConfig)
+    if seed is not None:
+        settings = settings.model_copy(update={"seed": seed})
+    _, sidecar = gender_contrasts(read_captions(captions), out, settings)
+    _report(out, sidecar)
+
+
+@contrast.command("id")
+def person_id(
+    captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP + " Names in the text; optional 'movie' column."),
+    characters: Path = typer.Option(..., "--characters", help="CSV with columns movie,name,gender."),
+    out: Path = typer.Option(..., "--out", help=OUT_HELP),
+    train_captions: Optional[Path] = typer.Option(None, "--train-captions", help="Training captions: name frequencies for the rare-ID subset."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed. [default: 0]"),
+    config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/id.yaml)."),
+):
+    """Swap the first character name for another of the same movie and gender (later names: 50 %)."""
+    from tvrbench.generators import id_contrasts
+    from tvrbench.generators.config import PersonIdConfig, load_config
+    from tvrbench.io.captions import read_captions
+
+    settings = load_config(config, PersonIdConfig)
+    if seed is not None:
+        settings = settings.model_copy(update={"seed": seed})
+    train = read_captions(train_captions) if train_captions else None
+    _, sidecar = id_contrasts(read_captions(captions), characters, out, settings, train)
+    _report(out, sidecar)
+
+
+@contrast.command()
+def verb(
+    captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP),
+    out: Path = typer.Option(..., "--out", help=OUT_HELP),
+    generator: Optional[str] = typer.Option(None, "--generator", help="wordnet (offline) or t5. [default: wordnet]"),
+    model: Optional[str] = typer.Option(None, "--model", help="T5 model, hub name or local folder (implies --generator t5). [default: t5-base]"),
+    lm: Optional[str] = typer.Option(None, "--lm", help="Causal LM for the perplexity filter (paper: gpt2-xl); skipped without."),
+    train_captions: Optional[Path] = typer.Option(None, "--train-captions", help="Training captions for the verb-frequency filter; skipped without."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed. [default: 0]"),
+    config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/verb.yaml)."),
+):
+    """Replace one verb phrase; keep a candidate only if it passes the filters (Park et al. App. A.3)."""
+    from tvrbench.generators import verb_contrasts
+    from tvrbench.generators.config import VerbConfig, load_config
+    from tvrbench.io.captions import read_captions
+
+    settings = load_config(config, VerbConfig)
+    if generator is not None and generator not in ("wordnet", "t5"):
+        raise InputError(None, f"unknown --generator {generator!r}; choose wordnet or t5")
+    update: dict = {}
+    if model is not None:
+        if generator == "wordnet":
+            raise InputError(None, "--model names a T5 model; it cannot go with --generator wordnet")
+        update["t5"] = settings.t5.model_copy(update={"model": model})
+        generator = "t5"
+    if generator is not None:
+        update["generator"] = generator
+    if lm is not None:
+        update["perplexity"] = settings.perplexity.model_copy(update={"lm": lm})
+    if seed is not None:
+        update["seed"] = seed
+    settings = settings.model_copy(update=update)
+    train = read_captions(train_captions) if train_captions else None
+    _, sidecar = verb_contrasts(read_captions(captions), out, settings, train)
+    _report(out, sidecar)
+
+
+@contrast.command("finetune-t5")
+def finetune_t5(
+    train_captions: Path = typer.Option(..., "--train-captions", help="Training captions whose verb phrases T5 learns to fill."),
+    out: Path = typer.Option(..., "--out", help="Folder for the fine-tuned model (written complete or not at all)."),
+    model: str = typer.Option("t5-base", "--model", help="T5 model to start from, hub name or local folder."),
+    config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/finetune-t5.yaml)."),
+):
+    """Fine-tune T5 with span corruption of verb phrases (Park et al. §3.2), for --model of contrast verb."""
+    from tvrbench.generators.config import FinetuneConfig, load_config
+    from tvrbench.generators.runner import check_texts
+    from tvrbench.generators.t5 import finetune_t5 as run_finetune
+    from tvrbench.generators.t5 import span_corruption_examples
+    from tvrbench.generators.verb import VerbPhrases
+    from tvrbench.io.captions import read_captions
+    from tvrbench.resources import spacy_pipeline
+
+    settings = load_config(config, FinetuneConfig)
+    table = read_captions(train_captions)
+    check_texts(table)
+    nlp = spacy_pipeline("en_core_web_sm")
+    examples = span_corruption_examples(nlp.pipe(table.texts, batch_size=256), VerbPhrases(nlp))
+    summary = run_finetune(model, examples, out, settings)
+    typer.echo(f"wrote {out}: {summary['examples']} examples, {summary['steps']} steps, "
+               f"loss {summary['loss_first']:.3f} -> {summary['loss_last']:.3f}", err=True)  # fmt: skip

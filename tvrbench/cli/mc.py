@@ -1,0 +1,77 @@
+"""``tvrbench mc build|import|score``: hard-negative multiple-choice splits (Park et al. App. D)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from tvrbench.cli import app
+
+mc = typer.Typer(help="Multiple-choice splits: build (Random / Gender / ID / Verb MC), import human TSVs, score.", no_args_is_help=True)
+app.add_typer(mc, name="mc")
+
+
+def _settings(config: Optional[Path], seed: Optional[int], same_movie: bool = False):
+    from tvrbench.generators.config import MCConfig, load_config
+
+    settings = load_config(config, MCConfig)
+    update: dict = {}
+    if seed is not None:
+        update["seed"] = seed
+    if same_movie:
+        update["negatives_from"] = "same_movie"
+    return settings.model_copy(update=update)
+
+
+@mc.command()
+def build(
+    captions: Path = typer.Option(..., "--captions", help="Captions; each video's first caption is its positive."),
+    kind: str = typer.Option(..., "--kind", help="random, gender, verb or id."),
+    out: Path = typer.Option(..., "--out", help="MC TSV (clip, ending0..ending4, label); settings go to OUT.json."),
+    contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records (JSONL) of --kind, for gender / verb / id."),
+    same_movie: bool = typer.Option(False, "--same-movie", help="Negatives from other clips of the same movie (LSMDC)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed. [default: 0]"),
+    config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/mc.yaml)."),
+):
+    """5 options, 1 positive; a contrast MC swaps one random negative for a contrast of the positive."""
+    from tvrbench.generators import build_mc_file
+    from tvrbench.io.captions import read_captions
+
+    split = build_mc_file(read_captions(captions), kind, out, _settings(config, seed, same_movie), contrast)
+    dropped = ", ".join(f"{k} {v}" for k, v in sorted(split.dropped.items())) or "none"
+    typer.echo(f"wrote {out} and {out}.json: {len(split.instances)} {kind} MC instances (dropped: {dropped})", err=True)
+
+
+@mc.command("import")
+def import_(
+    tsv: Path = typer.Option(..., "--tsv", help="An MC TSV made elsewhere, e.g. Park et al.'s human verb contrast set."),
+    out: Path = typer.Option(..., "--out", help="Where the split goes, with its OUT.json."),
+    name: str = typer.Option("verb-human", "--name", help="The split's name."),
+):
+    """Import a human-made contrast TSV as its own split (checked, with a signature)."""
+    from tvrbench.generators import import_mc_file
+
+    instances = import_mc_file(tsv, out, name)
+    typer.echo(f"wrote {out} and {out}.json: {len(instances)} {name} MC instances", err=True)
+
+
+@mc.command()
+def score(
+    mc_path: Path = typer.Option(..., "--mc", help="MC TSV (its OUT.json sidecar, if present, names the contrast options)."),
+    json_out: Path = typer.Option(..., "--json", help="Result JSON: accuracy, ties, n, subsets, signature."),
+    scores: Optional[Path] = typer.Option(None, "--scores", help=".npy, one row per instance, one score per option."),
+    scorer: Optional[str] = typer.Option(None, "--scorer", help="blind: built-in text-only scorer (no video)."),
+    captions: Optional[Path] = typer.Option(None, "--captions", help="Captions whose other captions of a video the blind scorer may use."),
+    contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records: antonym (Table 5) and rare-ID (Table 4) subsets."),
+    config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/mc.yaml)."),
+):
+    """Accuracy (positive strictly highest) and tie rate, overall and on the paper's subsets."""
+    from tvrbench.generators import score_mc_file
+    from tvrbench.io.captions import read_captions
+
+    table = read_captions(captions) if captions else None
+    result = score_mc_file(mc_path, json_out, scores, scorer, table, contrast, _settings(config, None))
+    typer.echo(json.dumps({k: result[k] for k in ("accuracy", "ties", "n")}))

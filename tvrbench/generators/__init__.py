@@ -1,0 +1,185 @@
+"""Contrast sets and hard-negative multiple-choice splits (Park et al. 2022, SPEC §5).
+
+Each function below reads nothing but what it is given, writes its output atomically with a
+sidecar ``OUT.json`` (signature, counts, settings) and returns what it wrote. The parts they are
+made of (target finders, candidate generators, constraints, the search) live in the submodules and
+compose into new contrast kinds; see :mod:`tvrbench.generators.base`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tvrbench.errors import InputError
+from tvrbench.generators.config import GenderConfig, MCConfig, PersonIdConfig, VerbConfig
+from tvrbench.generators.records import ContrastRecord, read_contrast_records, sidecar_path
+from tvrbench.io.captions import Captions
+
+CONTRAST_KINDS = ("gender", "id", "verb")
+MC_KINDS = ("random", *CONTRAST_KINDS)
+
+__all__ = [
+    "CONTRAST_KINDS", "MC_KINDS", "ContrastRecord", "read_contrast_records", "gender_contrasts", "verb_contrasts",
+    "id_contrasts", "build_mc_file", "import_mc_file", "score_mc_file",
+]  # fmt: skip
+
+
+def gender_contrasts(captions: Captions, out: str | Path, config: GenderConfig = GenderConfig()):
+    """One gender contrast per caption with a gendered noun of the table; returns (records, sidecar)."""
+    from tvrbench.generators.gender import gender_search
+    from tvrbench.generators.runner import contrast_signature, run_contrasts
+    from tvrbench.resources import spacy_pipeline, spacy_pipeline_id
+
+    nlp = spacy_pipeline(config.spacy_model)
+    settings = config.model_dump()
+    signature = contrast_signature("gender", captions, settings, ("spacy",), seed=config.seed, pipeline=spacy_pipeline_id(nlp))
+    return run_contrasts(gender_search(config), captions, nlp, out, signature, settings)
+
+
+def verb_contrasts(captions: Captions, out: str | Path, config: VerbConfig = VerbConfig(), train_captions: Captions | None = None):
+    """Verb-phrase contrasts (WordNet offline, or T5) through the filters that can run; (records, sidecar)."""
+    from tvrbench.generators.runner import check_texts, contrast_signature, run_contrasts
+    from tvrbench.generators.verb import verb_search
+    from tvrbench.resources import spacy_pipeline, spacy_pipeline_id
+
+    check_texts(captions)
+    nlp = spacy_pipeline(config.spacy_model)
+    search, fields = verb_search(config, nlp, train_captions.texts if train_captions is not None else None)
+    settings = config.model_dump()
+    if train_captions is not None:
+        from tvrbench.signature import text_digest
+
+        fields["train"] = text_digest(train_captions.texts)
+    libraries = ("spacy", "nltk", "lemminflect", "sentence-transformers", "transformers", "torch")
+    signature = contrast_signature("verb", captions, settings, libraries, seed=config.seed, pipeline=spacy_pipeline_id(nlp), **fields)
+    return run_contrasts(search, captions, nlp, out, signature, settings, config.chunk_size)
+
+
+def id_contrasts(
+    captions: Captions,
+    characters_path: str | Path,
+    out: str | Path,
+    config: PersonIdConfig = PersonIdConfig(),
+    train_captions: Captions | None = None,
+):
+    """LSMDC-IDs person swaps; with training captions, records say whether the new name is more frequent."""
+    from tvrbench.generators.person_id import caption_movies, name_counts, person_id_search, read_characters
+    from tvrbench.generators.runner import contrast_signature, run_contrasts
+    from tvrbench.resources import spacy_pipeline
+    from tvrbench.signature import file_digest
+
+    characters = read_characters(characters_path)
+    movies = caption_movies(captions, config.movie_column)
+    counts = name_counts(train_captions.texts, characters) if train_captions is not None else None
+    nlp = spacy_pipeline("en_core_web_sm")
+    settings = config.model_dump()
+    signature = contrast_signature("id", captions, settings, ("spacy",), seed=config.seed, characters=file_digest(characters_path),
+                                   train="yes" if counts is not None else "none")  # fmt: skip
+    search = person_id_search(config, characters, movies, counts, captions.extra.get("names"))
+    return run_contrasts(search, captions, nlp, out, signature, settings)
+
+
+def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConfig = MCConfig(), contrast_path: str | Path | None = None):
+    """Write an MC split as Park et al.'s TSV plus ``OUT.json``; returns the split."""
+    from tvrbench.generators.mc import build_mc, check_contrasts
+    from tvrbench.generators.person_id import caption_movies
+    from tvrbench.generators.runner import check_texts
+    from tvrbench.io.atomic import write_json
+    from tvrbench.io.mc import write_mc
+    from tvrbench.signature import Signature, file_digest, text_digest
+
+    if kind not in MC_KINDS:
+        raise InputError(None, f"unknown MC kind {kind!r}; choose one of {', '.join(MC_KINDS)}")
+    check_texts(captions)
+    contrasts = None
+    if kind != "random":
+        if contrast_path is None:
+            raise InputError(None, f"--kind {kind} needs --contrast, the {kind} contrast records (JSONL)")
+        contrasts = check_contrasts(read_contrast_records(contrast_path), captions, kind, str(contrast_path))
+    movies = caption_movies(captions, config.movie_column) if config.negatives_from == "same_movie" else None
+    split = build_mc(captions, config, kind, contrasts, movies)
+    if not split.instances:
+        raise InputError(captions.source, f"no video can make a {kind} MC instance ({dict(split.dropped)})")
+    signature = Signature({
+        "kind": kind, "seed": config.seed, "options": config.n_options, "negatives": config.negatives_from,
+        "captions": text_digest(f"{c}\t{v}\t{t}" for c, v, t in zip(captions.caption_ids, captions.video_ids, captions.texts)),
+        "contrast": file_digest(contrast_path) if contrast_path else "none",
+    })  # fmt: skip
+    write_mc(out, split.instances)
+    write_json(sidecar_path(out), split.sidecar(str(signature), kind))
+    return split
+
+
+def import_mc_file(tsv: str | Path, out: str | Path, name: str):
+    """Copy a human-made MC TSV in as split ``name``, with a sidecar naming its contrast options."""
+    from tvrbench.generators.mc import infer_contrast_option
+    from tvrbench.io.atomic import write_json
+    from tvrbench.io.mc import read_mc, write_mc
+    from tvrbench.signature import Signature, file_digest
+
+    instances = read_mc(tsv)
+    signature = Signature({"kind": name, "imported": file_digest(tsv)})
+    write_mc(out, instances)
+    write_json(sidecar_path(out), {
+        "signature": str(signature), "kind": name, "source": str(tsv), "counts": {"instances": len(instances)},
+        "instances": [{"caption_id": None, "contrast_option": infer_contrast_option(i)} for i in instances],
+        "contrast_option_rule": "the negative with the most words in common with the positive (difflib ratio)",
+    })  # fmt: skip
+    return instances
+
+
+def score_mc_file(
+    mc_path: str | Path,
+    out_json: str | Path,
+    scores_path: str | Path | None = None,
+    scorer: str | None = None,
+    captions: Captions | None = None,
+    contrast_path: str | Path | None = None,
+    config: MCConfig = MCConfig(),
+) -> dict:
+    """Accuracy, tie rate and subsets of a model's scores (or of the blind scorer); writes ``out_json``."""
+    from tvrbench.generators.mc import N_OPTIONS, blind_scores, score_mc
+    from tvrbench.io.atomic import write_json
+    from tvrbench.io.mc import read_mc
+    from tvrbench.resources import sentence_model
+    from tvrbench.signature import Signature, file_digest
+
+    if (scores_path is None) == (scorer is None):
+        raise InputError(None, "give exactly one of --scores S.npy and --scorer blind")
+    if scorer is not None and scorer != "blind":
+        raise InputError(None, f"unknown scorer {scorer!r}; the built-in scorer is 'blind'")
+    instances = read_mc(mc_path)
+    contrast_options = _saved_contrast_options(mc_path, len(instances))
+    model = sentence_model(config.blind_model) if scorer or contrast_options else None
+    extra = {}
+    if scores_path is not None:
+        from tvrbench.io.scores import read_scores
+
+        scores = read_scores(scores_path)
+        if scores.shape != (len(instances), N_OPTIONS):
+            raise InputError(scores_path, f"has shape {scores.shape}; {mc_path} needs ({len(instances)}, {N_OPTIONS}): one score per option")
+    else:
+        scores, used = blind_scores(instances, model, captions)
+        extra["blind_reference"] = dict(used)
+    records = read_contrast_records(contrast_path) if contrast_path is not None else None
+    result = score_mc(instances, scores, contrast_options, records, model, config.similar_fraction)
+    signature = Signature({
+        "mc": file_digest(mc_path), "scores": file_digest(scores_path) if scores_path else f"scorer={scorer}",
+        "ties": "strict", "similarity": config.blind_model,
+    }, ("numpy", "sentence-transformers"))  # fmt: skip
+    result.update(extra)
+    result["signature"] = str(signature)
+    write_json(out_json, result)
+    return result
+
+
+def _saved_contrast_options(mc_path: str | Path, n: int) -> list[int | None] | None:
+    """Which option is the contrast, from the split's sidecar (None for Random MC or no sidecar)."""
+    import json
+
+    sidecar = sidecar_path(mc_path)
+    if not sidecar.is_file():
+        return None
+    saved = json.loads(sidecar.read_text(encoding="utf-8")).get("instances") or []
+    options = [entry.get("contrast_option") for entry in saved] if len(saved) == n else []
+    return options if any(o is not None for o in options) else None

@@ -1,0 +1,225 @@
+"""The parts every contrast kind is made of, in the spirit of TextAttack.
+
+* a :class:`TargetFinder` says which words of a parsed caption may change (gendered nouns, names,
+  verb phrases);
+* a :class:`CandidateGenerator` says what one target may become (a table, WordNet, T5 beams);
+* :class:`Constraint` objects say what a candidate must satisfy (has a verb, fluent, meaning
+  changed), each returning a pass/fail and a score that the record keeps;
+* :class:`ContrastSearch` ties them together: targets in a seeded order, each target's candidates
+  in a seeded order (or in the generator's rank order), and the first candidate that passes every
+  constraint becomes the contrast. Taking the first survivor of a uniform random permutation is a
+  uniform choice among the survivors, so constraints are only evaluated until one passes.
+
+A new contrast kind is a finder and a generator (and constraints if needed); nothing else changes.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+import numpy as np
+
+from tvrbench.generators.records import ContrastRecord, Replacement, apply_replacements
+
+
+@dataclass(frozen=True)
+class Target:
+    """Tokens ``[start, end)`` of a caption that may change; ``label`` says what they are."""
+
+    start: int
+    end: int
+    label: str
+
+
+@dataclass
+class Request:
+    """One target of one caption handed to a generator, with the caption's seeded random stream."""
+
+    index: int  # caption position in the input
+    doc: object  # spaCy Doc of the original caption
+    target: Target
+    targets: Sequence[Target]  # all targets of the caption, for generators that change several
+    rng: np.random.Generator
+
+
+@dataclass
+class Candidate:
+    """One possible contrast: the original with ``replacements`` applied."""
+
+    request: Request
+    replacements: tuple[Replacement, ...]
+    details: dict = field(default_factory=dict)
+    text: str = ""
+    edit: list[dict] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.text, self.edit = apply_replacements(self.request.doc.text, self.replacements)
+
+    @property
+    def original(self) -> str:
+        return self.request.doc.text
+
+
+@dataclass(frozen=True)
+class Check:
+    """A constraint's verdict on one candidate; ``extra`` holds named sub-scores for the record."""
+
+    passed: bool
+    score: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"passed": bool(self.passed), "score": None if self.score is None else float(self.score), **self.extra}
+
+
+class TargetFinder(Protocol):
+    def find(self, doc) -> list[Target]: ...
+
+
+class CandidateGenerator(Protocol):
+    name: str
+
+    def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]: ...
+
+
+class Constraint(Protocol):
+    name: str
+
+    def check(self, candidates: Sequence[Candidate]) -> list[Check]: ...
+
+
+def caption_rng(seed: int, caption_id: str) -> np.random.Generator:
+    """A random stream that depends only on the seed and the caption, not on batch or run order."""
+    return np.random.default_rng([seed, zlib.crc32(caption_id.encode("utf-8"))])
+
+
+def replace_tokens(doc, start: int, end: int, replacement: str) -> Replacement:
+    """Replace tokens ``[start, end)`` of ``doc`` (their text, not the whitespace after the last)."""
+    span = doc[start:end]
+    return Replacement(start, end, span.start_char, span.end_char, span.text, replacement)
+
+
+def match_case(word: str, like: str) -> str:
+    """``word`` capitalised like ``like`` (``Man`` → ``Woman``, ``MAN`` → ``WOMAN``)."""
+    if like.isupper() and len(like) > 1:
+        return word.upper()
+    if like[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+@dataclass
+class Outcome:
+    """What happened to one caption: its record, or why it has none."""
+
+    index: int
+    record: ContrastRecord | None
+    reason: str | None
+    rejected: dict[str, int]  # candidates each constraint turned down
+
+
+class ContrastSearch:
+    """Targets → candidates → constraints → one contrast per caption (or a reason for none).
+
+    ``target_order``: ``random`` tries a caption's targets in a seeded random order (a uniform choice
+    of target), ``first`` in sentence order. ``candidate_order``: ``random`` or ``rank`` (the
+    generator's order, e.g. beam score). ``block`` candidates per caption are checked per round.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        finder: TargetFinder,
+        generator: CandidateGenerator,
+        constraints: Sequence[Constraint] = (),
+        seed: int = 0,
+        target_order: Literal["random", "first"] = "random",
+        candidate_order: Literal["random", "rank"] = "random",
+        block: int = 2,
+    ):
+        self.kind = kind
+        self.finder = finder
+        self.generator = generator
+        self.constraints = list(constraints)
+        self.seed = seed
+        self.target_order = target_order
+        self.candidate_order = candidate_order
+        self.block = block
+
+    def run(self, docs: Sequence, caption_ids: Sequence[str], video_ids: Sequence[str], indices: Sequence[int]) -> list[Outcome]:
+        """Contrasts for the captions at ``indices`` (a chunk); ``docs`` are parsed in the same order."""
+        outcomes: dict[int, Outcome] = {}
+        queues: dict[int, list[Request]] = {}
+        for index, doc in zip(indices, docs):
+            rng = caption_rng(self.seed, caption_ids[index])
+            targets = self.finder.find(doc)
+            if not targets:
+                outcomes[index] = Outcome(index, None, "no target", {})
+                continue
+            order = rng.permutation(len(targets)) if self.target_order == "random" else range(len(targets))
+            queues[index] = [Request(index, doc, targets[i], targets, rng) for i in order]
+        had_candidates: set[int] = set()
+        rejected = {index: Counter() for index in queues}
+        while queues:  # one round per target rank: every caption's next target
+            requests = [queue.pop(0) for queue in queues.values()]
+            candidate_lists = [
+                [candidates[i] for i in request.rng.permutation(len(candidates))] if self.candidate_order == "random" else candidates
+                for request, candidates in zip(requests, self.generator.generate(requests))
+            ]
+            had_candidates.update(request.index for request, candidates in zip(requests, candidate_lists) if candidates)
+            for request, (candidate, checks, turned_down) in zip(requests, self._first_survivors(candidate_lists)):
+                index = request.index
+                rejected[index].update(turned_down)
+                if candidate is not None:
+                    record = self._record(candidate, checks, caption_ids, video_ids)
+                    outcomes[index] = Outcome(index, record, None, dict(rejected[index]))
+                    del queues[index]
+                elif not queues[index]:
+                    reason = "no candidate passed the filters" if index in had_candidates else "no candidate"
+                    outcomes[index] = Outcome(index, None, reason, dict(rejected[index]))
+                    del queues[index]
+        return [outcomes[index] for index in indices]
+
+    def _first_survivors(self, candidate_lists: list[list[Candidate]]) -> list[tuple[Candidate | None, dict, Counter]]:
+        """Per list: its first candidate passing every constraint (checked ``block`` at a time), that
+        candidate's checks, and how many candidates each constraint turned down before it."""
+        found: list[tuple[Candidate | None, dict]] = [(None, {})] * len(candidate_lists)
+        turned_down = [Counter() for _ in candidate_lists]
+        open_lists = [i for i, candidates in enumerate(candidate_lists) if candidates]
+        offset = 0
+        while open_lists:
+            window = [(i, c) for i in open_lists for c in candidate_lists[i][offset : offset + self.block]]
+            alive = list(range(len(window)))
+            checks: list[dict] = [{} for _ in window]
+            for constraint in self.constraints:
+                verdicts = constraint.check([window[k][1] for k in alive])
+                for k, verdict in zip(alive, verdicts):
+                    checks[k][constraint.name] = verdict.to_json()
+                alive = [k for k, verdict in zip(alive, verdicts) if verdict.passed]
+            for k, (i, candidate) in enumerate(window):  # in list order: the first hit is the first survivor
+                if found[i][0] is not None:
+                    continue
+                if len(checks[k]) == len(self.constraints) and all(c["passed"] for c in checks[k].values()):
+                    found[i] = (candidate, checks[k])
+                else:
+                    turned_down[i].update(name for name, c in checks[k].items() if not c["passed"])
+            offset += self.block
+            open_lists = [i for i in open_lists if found[i][0] is None and offset < len(candidate_lists[i])]
+        return [(candidate, checks, turned) for (candidate, checks), turned in zip(found, turned_down)]
+
+    def _record(self, candidate: Candidate, checks: dict, caption_ids, video_ids) -> ContrastRecord:
+        index = candidate.request.index
+        return ContrastRecord(
+            caption_id=caption_ids[index],
+            video_id=video_ids[index],
+            original=candidate.original,
+            contrast=candidate.text,
+            kind=self.kind,
+            edit=candidate.edit,
+            filters=checks,
+            details=candidate.details,
+        )

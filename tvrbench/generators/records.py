@@ -1,0 +1,194 @@
+"""Contrast records and their JSONL files, written as they are made so a long run can resume.
+
+One record per contrast caption (SPEC §5)::
+
+    {"caption_id", "video_id", "original", "contrast", "kind",
+     "edit": [{"from", "to", "tokens": [start, end], "chars": [start, end], "contrast_chars": [start, end]}],
+     "filters": {name: {"passed": true, "score": float | null, ...}},
+     "details": {...}}
+
+``tokens`` are spaCy token indices in the original (end exclusive), ``chars`` the character span in
+the original and ``contrast_chars`` the span of the new words in the contrast. The signature and
+the run's counts go to a sidecar ``X.jsonl.json``, so every line stays one record.
+
+While a run is going, :class:`ResumableJsonl` appends each finished caption (with its record, or
+the reason it has none) to ``X.jsonl.partial``, headed by the run's signature. A rerun with the same
+signature skips the captions already there; at the end the records are written to ``X.jsonl`` in
+caption order, atomically, and the partial file is removed. Every choice is seeded per caption, so
+an interrupted and resumed run writes the same file as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tvrbench.errors import InputError
+from tvrbench.io.atomic import atomic_write, write_json
+
+REQUIRED_FIELDS = ("caption_id", "video_id", "original", "contrast", "kind")
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """Words ``original`` at tokens ``[token_start, token_end)`` / chars ``[char_start, char_end)`` become ``replacement``."""
+
+    token_start: int
+    token_end: int
+    char_start: int
+    char_end: int
+    original: str
+    replacement: str
+
+
+@dataclass
+class ContrastRecord:
+    caption_id: str
+    video_id: str
+    original: str
+    contrast: str
+    kind: str
+    edit: list[dict] = field(default_factory=list)
+    filters: dict[str, dict] = field(default_factory=dict)
+    details: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict, source: str, line: int) -> "ContrastRecord":
+        missing = [name for name in REQUIRED_FIELDS if not isinstance(data.get(name), str)]
+        if missing:
+            raise InputError(source, f"line {line}: missing or non-text field(s) {', '.join(missing)}")
+        return cls(
+            **{name: data[name] for name in REQUIRED_FIELDS},
+            edit=list(data.get("edit") or []),
+            filters=dict(data.get("filters") or {}),
+            details=dict(data.get("details") or {}),
+        )
+
+
+def apply_replacements(text: str, replacements: Iterable[Replacement]) -> tuple[str, list[dict]]:
+    """The contrast text and its ``edit`` list; replacements must not overlap."""
+    ordered = sorted(replacements, key=lambda r: r.char_start)
+    pieces, edit, cursor, shift = [], [], 0, 0
+    for rep in ordered:
+        if rep.char_start < cursor:
+            raise ValueError(f"overlapping replacements in {text!r}")
+        pieces.append(text[cursor : rep.char_start])
+        pieces.append(rep.replacement)
+        start = rep.char_start + shift
+        edit.append(
+            {
+                "from": rep.original,
+                "to": rep.replacement,
+                "tokens": [rep.token_start, rep.token_end],
+                "chars": [rep.char_start, rep.char_end],
+                "contrast_chars": [start, start + len(rep.replacement)],
+            }
+        )
+        shift += len(rep.replacement) - (rep.char_end - rep.char_start)
+        cursor = rep.char_end
+    pieces.append(text[cursor:])
+    return "".join(pieces), edit
+
+
+def read_contrast_records(path: str | Path) -> list[ContrastRecord]:
+    """Records of a contrast JSONL file; InputError naming the line on anything malformed."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such file")
+    records = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InputError(path, f"line {number}: malformed JSON ({error.msg})") from None
+            if not isinstance(data, dict):
+                raise InputError(path, f"line {number}: expected a JSON object")
+            records.append(ContrastRecord.from_json(data, str(path), number))
+    if not records:
+        raise InputError(path, "no contrast records")
+    return records
+
+
+def sidecar_path(path: str | Path) -> Path:
+    """``X.jsonl`` → ``X.jsonl.json``: where an output's signature and counts go."""
+    path = Path(path)
+    return path.with_name(path.name + ".json")
+
+
+class ResumableJsonl:
+    """Append finished captions to ``OUT.partial``; :meth:`finish` writes ``OUT`` atomically.
+
+    Each partial line is ``{"caption_id": ..., "record": {...} | null, "reason": str | null}``; the
+    first line is ``{"signature": ...}``. A partial file from a run with another signature is
+    discarded (its results would differ); a torn last line (the run was killed mid-write) is dropped.
+    """
+
+    def __init__(self, path: str | Path, signature: str):
+        self.path = Path(path)
+        self.partial = self.path.with_name(self.path.name + ".partial")
+        self.signature = signature
+        self.done: dict[str, dict] = self._load()
+
+    def _load(self) -> dict[str, dict]:
+        if not self.partial.is_file():
+            return {}
+        lines = self.partial.read_text(encoding="utf-8").split("\n")
+        try:
+            header = json.loads(lines[0])
+        except json.JSONDecodeError:
+            return {}
+        if header.get("signature") != self.signature:
+            return {}
+        done = {}
+        for line in lines[1:]:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                break  # torn tail of an interrupted write; everything before it is complete
+            done[entry["caption_id"]] = entry
+        return done
+
+    def __enter__(self) -> "ResumableJsonl":
+        self.partial.parent.mkdir(parents=True, exist_ok=True)
+        # Rewrite the partial file with only its complete lines, so appends start on a clean line.
+        with atomic_write(self.partial) as out:
+            out.write(json.dumps({"signature": self.signature}) + "\n")
+            for entry in self.done.values():
+                out.write(json.dumps(entry) + "\n")
+        self._handle = open(self.partial, "a", encoding="utf-8")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._handle.close()
+
+    def append(self, entries: Iterable[dict]) -> None:
+        """Record finished captions and force them to disk."""
+        for entry in entries:
+            self.done[entry["caption_id"]] = entry
+            self._handle.write(json.dumps(entry) + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def finish(self, caption_order: list[str], sidecar: dict) -> list[ContrastRecord]:
+        """Write the records in caption order and the sidecar; remove the partial file."""
+        records = [
+            ContrastRecord(**self.done[caption_id]["record"])
+            for caption_id in caption_order
+            if self.done.get(caption_id, {}).get("record")
+        ]
+        with atomic_write(self.path) as out:
+            for record in records:
+                out.write(json.dumps(record.to_json(), ensure_ascii=False) + "\n")
+        write_json(sidecar_path(self.path), sidecar)
+        self._handle.close()
+        self.partial.unlink(missing_ok=True)
+        return records

@@ -1,0 +1,81 @@
+"""Run a :class:`~tvrbench.generators.base.ContrastSearch` over a captions file, chunk by chunk.
+
+Each chunk is parsed with spaCy, searched, and appended to the resumable partial file; the final
+JSONL and its sidecar (signature and counts) appear only when every caption is done.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from tvrbench.errors import InputError
+from tvrbench.generators.base import ContrastSearch
+from tvrbench.generators.records import ContrastRecord, ResumableJsonl
+from tvrbench.io.captions import Captions
+from tvrbench.progress import track
+from tvrbench.signature import Signature, text_digest
+
+
+def check_texts(captions: Captions) -> None:
+    """Every caption must have text: an empty one is a broken input, not a caption without a target."""
+    for caption_id, text in zip(captions.caption_ids, captions.texts):
+        if not text.strip():
+            raise InputError(captions.source, f"caption {caption_id!r} has empty text")
+
+
+def contrast_signature(kind: str, captions: Captions, settings: dict, libraries: tuple[str, ...], **fields) -> Signature:
+    """Kind, inputs (by digest), settings (by digest, in full in the sidecar) and versions."""
+    digest = text_digest(json.dumps(settings, sort_keys=True).splitlines())
+    inputs = text_digest(f"{c}\t{v}\t{t}" for c, v, t in zip(captions.caption_ids, captions.video_ids, captions.texts))
+    return Signature({"kind": kind, "captions": inputs, "n": len(captions), "settings": digest, **fields}, libraries)
+
+
+def run_contrasts(
+    search: ContrastSearch,
+    captions: Captions,
+    nlp,
+    out: str | Path,
+    signature: Signature,
+    settings: dict,
+    chunk_size: int = 64,
+) -> tuple[list[ContrastRecord], dict]:
+    """Contrasts for every caption, resuming a partial run with the same signature; returns records and sidecar."""
+    check_texts(captions)
+    writer = ResumableJsonl(out, str(signature))
+    remaining = [i for i, caption_id in enumerate(captions.caption_ids) if caption_id not in writer.done]
+    chunks = [remaining[start : start + chunk_size] for start in range(0, len(remaining), chunk_size)]
+    with writer:
+        for chunk in track(chunks, f"{search.kind} contrasts", total=len(chunks)):
+            docs = list(nlp.pipe([captions.texts[i] for i in chunk]))
+            for doc, index in zip(docs, chunk):
+                doc.user_data["index"] = index  # lets a finder look up per-caption data (the movie)
+            outcomes = search.run(docs, captions.caption_ids, captions.video_ids, chunk)
+            writer.append(
+                {
+                    "caption_id": captions.caption_ids[o.index],
+                    "record": o.record.to_json() if o.record else None,
+                    "reason": o.reason,
+                    "rejected": o.rejected,
+                }
+                for o in outcomes
+            )
+        entries = [writer.done[caption_id] for caption_id in captions.caption_ids]
+        reasons = Counter(entry["reason"] for entry in entries if entry["reason"])
+        if reasons.get("no target") == len(captions):
+            writer.partial.unlink(missing_ok=True)
+            raise InputError(captions.source, f"no caption has a {search.kind} target (nothing to contrast)")
+        rejected = Counter()
+        for entry in entries:
+            rejected.update(entry.get("rejected") or {})
+        sidecar = {
+            "signature": str(signature),
+            "kind": search.kind,
+            "captions": captions.source,
+            "counts": {"captions": len(captions), "records": len(captions) - sum(reasons.values()), **dict(sorted(reasons.items()))},
+            "candidates_rejected": dict(sorted(rejected.items())),
+            "settings": settings,
+        }
+        records = writer.finish(captions.caption_ids, sidecar)
+    return records, sidecar
