@@ -105,6 +105,10 @@ def json_block(value, depth: int = 0) -> str:
     if isinstance(value, list) and value and all(isinstance(item, dict) and all(map(_scalar, item.values())) for item in value):
         header = list(dict.fromkeys(key for item in value for key in item))
         return _table(header, [[item.get(key) for key in header] for item in value], numeric_from=0)
+    if isinstance(value, list) and all(map(_scalar, value)):
+        text = json.dumps(value, ensure_ascii=False)
+        shown = text if len(text) <= 2000 else text[:2000] + " …"
+        return f"<details><summary>{len(value):,} values</summary><pre>{_e(shown)}</pre></details>"
     if not isinstance(value, dict) or not value or depth > 3:
         return f"<pre>{_e(json.dumps(value, indent=1, ensure_ascii=False)[:20000])}</pre>"
     if all(isinstance(item, dict) for item in value.values()):
