@@ -11,6 +11,7 @@ uses, so ``grep "More Information Needed" README.md`` lists what is left to writ
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -61,9 +62,14 @@ def card_header(artifacts: list[Artifact], files: dict[str, dict[str, str]], lic
     }
 
 
+def _fact(value) -> str:
+    """Lists and objects as JSON (readable and unambiguous), the rest as text."""
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list, tuple)) else str(value)
+
+
 def _config_section(artifact: Artifact, split: str) -> str:
     schema = ", ".join(f"`{f.name}` ({f.type})" for f in artifact.table.schema)
-    facts = "\n".join(f"- {key.replace('_', ' ')}: {value}" for key, value in artifact.facts.items())
+    facts = "\n".join(f"- {key.replace('_', ' ')}: {_fact(value)}" for key, value in artifact.facts.items())
     return (
         f"### `{artifact.config}` ({artifact.kind})\n\n{artifact.description}\n\n"
         f"- rows: {artifact.table.num_rows:,} in split `{split}`\n- columns: {schema}\n- source file: `{Path(artifact.source).name}`\n"
