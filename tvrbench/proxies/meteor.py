@@ -81,8 +81,24 @@ def _is_synonym(indptr, indices, hyp_stem, ref_stem):
     return False
 
 
+@numba.njit(cache=True, inline="always")
+def _match_equal(ref_keys, hyp_keys, taken, match):
+    """One equality stage (words or stems): from the last hypothesis word, take the last free equal reference."""
+    matched = 0
+    for i in range(hyp_keys.shape[0] - 1, -1, -1):
+        if match[i] >= 0:
+            continue
+        for j in range(ref_keys.shape[0] - 1, -1, -1):
+            if not taken[j] and ref_keys[j] == hyp_keys[i]:
+                taken[j] = True
+                match[i] = j
+                matched += 1
+                break
+    return matched
+
+
 @numba.njit(cache=True)
-def _meteor_pair(rw, rs, hw, hs, syn_indptr, syn_indices, taken, match, alpha, beta, gamma):
+def _meteor_pair(rw, rs, hw, hs, syn_indptr, syn_indices, has_synonyms, taken, match, alpha, beta, gamma):
     """NLTK's single_meteor_score on id arrays (reference words rw / stems rs, hypothesis hw / hs)."""
     n_ref = rw.shape[0]
     n_hyp = hw.shape[0]
@@ -90,21 +106,16 @@ def _meteor_pair(rw, rs, hw, hs, syn_indptr, syn_indices, taken, match, alpha, b
         return 0.0
     taken[:n_ref] = False
     match[:n_hyp] = -1
-    matched = 0
-    for stage in range(3):  # exact words, Porter stems, WordNet synonyms of stems
+    most = min(n_ref, n_hyp)
+    matched = _match_equal(rw, hw, taken, match)  # exact words
+    if matched < most:
+        matched += _match_equal(rs, hs, taken, match)  # Porter stems
+    if matched < most:  # WordNet synonyms of the stems left over
         for i in range(n_hyp - 1, -1, -1):
-            if match[i] >= 0:
+            if match[i] >= 0 or not has_synonyms[hs[i]]:
                 continue
             for j in range(n_ref - 1, -1, -1):
-                if taken[j]:
-                    continue
-                if stage == 0:
-                    hit = rw[j] == hw[i]
-                elif stage == 1:
-                    hit = rs[j] == hs[i]
-                else:
-                    hit = _is_synonym(syn_indptr, syn_indices, hs[i], rs[j])
-                if hit:
+                if not taken[j] and _is_synonym(syn_indptr, syn_indices, hs[i], rs[j]):
                     taken[j] = True
                     match[i] = j
                     matched += 1
@@ -131,7 +142,7 @@ def _meteor_pair(rw, rs, hw, hs, syn_indptr, syn_indices, taken, match, alpha, b
 
 @numba.njit(parallel=True, cache=True)
 def _meteor_groups(group_indptr, group_members, ref_words, ref_stems, ref_offsets, hyp_words, hyp_stems, hyp_offsets,
-                   syn_indptr, syn_indices, alpha, beta, gamma, out):
+                   syn_indptr, syn_indices, has_synonyms, alpha, beta, gamma, out):
     """out[g, h] = ½[mean + max] over the references of group g of METEOR(reference, hypothesis h)."""
     n_hyp = hyp_offsets.shape[0] - 1
     longest_ref = 1
@@ -155,7 +166,7 @@ def _meteor_groups(group_indptr, group_members, ref_words, ref_stems, ref_offset
                 r0 = ref_offsets[r]
                 r1 = ref_offsets[r + 1]
                 score = _meteor_pair(ref_words[r0:r1], ref_stems[r0:r1], hyp_words[h0:h1], hyp_stems[h0:h1],
-                                     syn_indptr, syn_indices, taken, match, alpha, beta, gamma)
+                                     syn_indptr, syn_indices, has_synonyms, taken, match, alpha, beta, gamma)
                 total += score
                 best = max(best, score)
             out[g, h] = 0.5 * (total / size + best)
@@ -168,7 +179,12 @@ class MeteorKernel:
                  alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5):
         vocabulary = MeteorVocabulary.build(texts, wordnet)
         self.captions = vocabulary.tokenize(texts)
-        self.synonyms = (vocabulary.synonym_indptr, vocabulary.synonym_indices)
+        indptr, indices = vocabulary.synonym_indptr, vocabulary.synonym_indices
+        own_stem = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+        # A stem whose only WordNet synonym in the vocabulary is itself can never match in the synonym
+        # stage (equal stems were matched in the stem stage): skip it there.
+        has_synonyms = np.bincount(own_stem[indices != own_stem], minlength=len(indptr) - 1) > 0
+        self.synonyms = (indptr, indices, has_synonyms)
         groups = [[i] for i in range(len(texts))] if groups is None else groups
         if any(len(group) == 0 for group in groups):
             raise ValueError("every row group needs at least one reference caption")
