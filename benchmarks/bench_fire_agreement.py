@@ -4,8 +4,8 @@ Generates the io benchmark's synthetic FIRE file (benchmarks/bench_fire_load.py:
 MSR-VTT and MSVD, ~200 MB shape) and, each in a fresh interpreter so peak RSS (VmHWM) is its own:
 
 - ``tvrbench``: read_fire + pair grouping + Table 2 and α for both datasets (what the command does);
-- ``reference``: json.load, a dict of votes per pair in plain Python, α from the ``krippendorff``
-  package; its numbers must equal ours.
+- ``reference``: json.load, a dict of votes per pair in plain Python (a pair's label: the majority
+  of its records' labels), α from the ``krippendorff`` package; its numbers must equal ours.
 
 Writes benchmarks/results/fire_agreement.json.
 
@@ -54,12 +54,15 @@ for section in ("annotations", "disagreements"):
         tally = votes.setdefault(key, [0, 0])
         for vote in record["annotator_labels"]:
             tally[vote == "relevant"] += 1
-        labels.setdefault(key, set()).add(record.get("label"))
+        records = labels.setdefault(key, [0, 0])  # relevant, irrelevant records: their majority is the label
+        if record.get("label") is not None:
+            records[record["label"] == "irrelevant"] += 1
 table = {}
 for name in sorted({key[0] for key in votes}):
     keys = [key for key in votes if key[0] == name]
     counts = np.array([votes[key] for key in keys])
-    single = [next(iter(labels[key])) if len(labels[key]) == 1 else None for key in keys]
+    single = ["relevant" if labels[key][0] > labels[key][1] else "irrelevant" if labels[key][0] < labels[key][1]
+              else None for key in keys]
     multiple = counts.sum(axis=1) >= 2
     table[name] = {"pairs": len(keys), "labels": int(counts.sum()), "relevant": single.count("relevant"),
                    "irrelevant": single.count("irrelevant"), "disagreements": single.count(None),
