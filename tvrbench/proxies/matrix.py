@@ -114,82 +114,86 @@ def build_proxy(
         raise InputError(None, f"unknown level {level!r}; choose caption or video")
     texts = captions.texts if isinstance(captions, ParsedCaptions) else check_texts(captions)
     caption_ids = [str(i) for i in range(len(texts))] if caption_ids is None else list(caption_ids)
+    videos = None
     if level == "video" or proxy == "visual":
         if video_ids is None or len(video_ids) != len(texts):
             raise InputError(None, f"the {level}-level {proxy} proxy needs one video id per caption")
         videos = VideoGroups.from_caption_videos(video_ids)
     groups = videos if level == "video" else VideoGroups.singletons(caption_ids)
-
-    seconds = {}
     fields: dict[str, object] = {"proxy": proxy, "level": level, "captions": f"{len(texts)}:{text_digest(texts)}"}
-    libraries = ["numpy", "scipy"]
-    started = time.perf_counter()
+    seconds: dict[str, float] = {}
     if proxy in SET_PROXIES:
-        from tvrbench.proxies.sets import IoUKernel, incidence, proxy_items, proxy_weights, read_classes, video_sets
-
         parsed = captions if isinstance(captions, ParsedCaptions) else parse_captions(texts, config.spacy_model, config.batch_size, config.n_process)
         seconds["parse"] = parsed.parse_seconds
         started = time.perf_counter()
-        wn = _wordnet(wordnet) if proxy == "syn" else None
-        weights = proxy_weights(proxy, config.pos_weights)
-        parts = []
-        classes = {tag: read_classes(path) for tag, path in config.classes.items()} if proxy == "syn" else {}
-        for part, items in proxy_items(parsed, proxy, config.pos_weights, wn, classes).items():
-            if weights[part] == 0:
-                continue
-            caption_sets = incidence(items, {})
-            rows = caption_sets if level == "caption" else video_sets(caption_sets, groups.membership(), config.video_word_fraction)
-            parts.append((rows, caption_sets, weights[part]))
-        kernel = IoUKernel(parts)
-        libraries += ["spacy"] + (["nltk"] if proxy == "syn" else [])
-        fields.update(tokenization="compat", stop_words=f"spacy-en-{len(_stop_words())}", pipeline=parsed.pipeline)
-        if proxy != "bow":
-            fields["alpha"] = [f"{tag}={weight:g}" for tag, weight in weights.items()]
-        if proxy == "syn":
-            fields.update(wordnet=wn.get_version(), synsets="wordnet-lemmatizer+lesk")
-            if config.classes:
-                fields["classes"] = [f"{tag}={Path(path).name}:{file_digest(path)}" for tag, path in config.classes.items()]
-        if level == "video":
-            fields["video_words"] = f">={config.video_word_fraction:g}"
-    elif proxy == "met":
-        from tvrbench.proxies.meteor import MeteorKernel
-
-        wn = _wordnet(wordnet)
-        kernel = MeteorKernel(texts, wn, groups.members, config.meteor_alpha, config.meteor_beta, config.meteor_gamma)
-        libraries.append("nltk")
-        fields.update(tokenization="whitespace+lower", wordnet=wn.get_version(), stemmer="porter",
-                      meteor=f"alpha={config.meteor_alpha:g},beta={config.meteor_beta:g},gamma={config.meteor_gamma:g}")
-        if level == "video":
-            fields["kernel"] = "half(mean+max)"
+        kernel, libraries = _set_kernel(parsed, proxy, groups, level, config, wordnet, fields)
     else:
-        from tvrbench.proxies.learned import CosineKernel, sentence_embeddings, unit_rows, video_embeddings
-
-        if proxy == "embedding":
-            vectors = sentence_embeddings(texts, config.embedding_model, config.embedding_batch_size)
-            rows = vectors if level == "caption" else video_embeddings(vectors, groups)
-            kernel = CosineKernel(rows, vectors)
-            libraries.append("sentence-transformers")
-            fields["model"] = config.embedding_model
+        started = time.perf_counter()
+        if proxy == "met":
+            kernel, libraries = _meteor_kernel(texts, groups, level, config, wordnet, fields)
         else:
-            if features is None:
-                raise InputError(None, "the visual proxy needs video features (--features FEATURES.npy)")
-            if features.shape[0] != len(videos.video_ids):
-                raise InputError(None, f"features have {features.shape[0]} rows for {len(videos.video_ids)} videos")
-            features = unit_rows(np.asarray(features, dtype=np.float64))
-            owner = videos.video_of_caption()
-            kernel = CosineKernel(features if level == "video" else features[owner], features[owner])
-            fields["features"] = f"{features.shape[0]}x{features.shape[1]}"
-        fields["cosine"] = "clipped-at-0"
+            kernel, libraries = _cosine_kernel(texts, proxy, groups, videos, level, config, features, fields)
     seconds["prepare"] = time.perf_counter() - started
     ones = groups.membership().astype(bool).tocsr()
-    return ProxyMatrix(kernel, ones, proxy, level, groups.video_ids, caption_ids, Signature(fields, libraries=libraries),
+    return ProxyMatrix(kernel, ones, proxy, level, groups.video_ids, caption_ids, Signature(fields, libraries=["numpy", "scipy", *libraries]),
                        None if video_ids is None else [str(v) for v in video_ids], seconds)
 
 
-def _stop_words():
-    from tvrbench.proxies.sets import stop_words
+def _set_kernel(parsed: ParsedCaptions, proxy: str, groups: VideoGroups, level: str, config: ProxyConfig, wordnet, fields: dict):
+    from tvrbench.proxies.sets import IoUKernel, incidence, proxy_items, proxy_weights, read_classes, stop_words, video_sets
 
-    return stop_words()
+    wn = _wordnet(wordnet) if proxy == "syn" else None
+    weights = proxy_weights(proxy, config.pos_weights)
+    classes = {tag: read_classes(path) for tag, path in config.classes.items()} if proxy == "syn" else {}
+    membership = groups.membership() if level == "video" else None
+    parts = []
+    for part, items in proxy_items(parsed, proxy, config.pos_weights, wn, classes).items():
+        if weights[part] == 0:
+            continue
+        caption_sets = incidence(items, {})
+        rows = caption_sets if membership is None else video_sets(caption_sets, membership, config.video_word_fraction)
+        parts.append((rows, caption_sets, weights[part]))
+    fields.update(tokenization="compat", stop_words=f"spacy-en-{len(stop_words())}", pipeline=parsed.pipeline)
+    if proxy != "bow":
+        fields["alpha"] = [f"{tag}={weight:g}" for tag, weight in weights.items()]
+    if proxy == "syn":
+        fields.update(wordnet=wn.get_version(), synsets="wordnet-lemmatizer+lesk")
+        if config.classes:
+            fields["classes"] = [f"{tag}={Path(path).name}:{file_digest(path)}" for tag, path in config.classes.items()]
+    if level == "video":
+        fields["video_words"] = f">={config.video_word_fraction:g}"
+    return IoUKernel(parts), ["spacy"] + (["nltk"] if proxy == "syn" else [])
+
+
+def _meteor_kernel(texts: list[str], groups: VideoGroups, level: str, config: ProxyConfig, wordnet, fields: dict):
+    from tvrbench.proxies.meteor import MeteorKernel
+
+    wn = _wordnet(wordnet)
+    kernel = MeteorKernel(texts, wn, groups.members, config.meteor_alpha, config.meteor_beta, config.meteor_gamma)
+    fields.update(tokenization="whitespace+lower", wordnet=wn.get_version(), stemmer="porter",
+                  meteor=f"alpha={config.meteor_alpha:g},beta={config.meteor_beta:g},gamma={config.meteor_gamma:g}")
+    if level == "video":
+        fields["kernel"] = "half(mean+max)"
+    return kernel, ["nltk"]
+
+
+def _cosine_kernel(texts: list[str], proxy: str, groups: VideoGroups, videos: VideoGroups | None, level: str,
+                   config: ProxyConfig, features: np.ndarray | None, fields: dict):
+    from tvrbench.proxies.learned import CosineKernel, sentence_embeddings, unit_rows, video_embeddings
+
+    fields["cosine"] = "clipped-at-0"
+    if proxy == "embedding":
+        vectors = sentence_embeddings(texts, config.embedding_model, config.embedding_batch_size)
+        fields["model"] = config.embedding_model
+        return CosineKernel(vectors if level == "caption" else video_embeddings(vectors, groups), vectors), ["sentence-transformers"]
+    if features is None:
+        raise InputError(None, "the visual proxy needs video features (--features FEATURES.npy)")
+    if features.shape[0] != len(videos.video_ids):
+        raise InputError(None, f"features have {features.shape[0]} rows for {len(videos.video_ids)} videos")
+    features = unit_rows(np.asarray(features, dtype=np.float64))
+    owner = videos.video_of_caption()
+    fields["features"] = f"{features.shape[0]}x{features.shape[1]}"
+    return CosineKernel(features if level == "video" else features[owner], features[owner]), []
 
 
 def proxy_matrix(captions: ParsedCaptions | Sequence[str], proxy: str, level: str = "caption", *,
