@@ -12,9 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
 import numpy as np
 import pytest
 import yaml

@@ -5,10 +5,6 @@
 from __future__ import annotations
 
 import json
-import os
-
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
 import pytest

@@ -102,6 +102,9 @@ def _run_here(args, monkeypatch, capfd, token: str | None = None) -> tuple[int, 
     """The command in this process (cheaper than a subprocess): exit code, stdout, stderr."""
     from tvrbench.cli import main
 
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)  # another test module may have set it
     monkeypatch.delenv("HF_TOKEN", raising=False)
     if token is not None:
         monkeypatch.setenv("HF_TOKEN", token)
