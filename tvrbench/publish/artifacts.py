@@ -305,7 +305,7 @@ def results_artifact(path: str | Path, name: str | None = None) -> Artifact:
     if isinstance(data, dict) and isinstance(data.get("models"), dict):
         by_model = data["models"]
     elif isinstance(data, dict) and isinstance(data.get("metrics"), dict):
-        by_model = {named_path(path)[1].name.split(".")[0]: data}
+        by_model = {path.name.split(".")[0]: data}
     else:
         raise InputError(path, "expected the JSON of `tvrbench evaluate` ({metrics, signature, ...}) or {\"models\": {...}}")
     rows = {"model": [], "metric": [], "value": [], "original": [], "delta": [], "n_queries": [], "signature": []}

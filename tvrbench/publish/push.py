@@ -71,7 +71,7 @@ def push(folder: str | Path, plan: PushPlan, commit_message: str) -> str:
         if not _is_transport_error(error):
             raise
         raise InputError(plan.endpoint, f"cannot reach the hub: {_first_line(error)}") from None
-    return str(commit.commit_url if hasattr(commit, "commit_url") else commit)
+    return commit.commit_url
 
 
 def _is_transport_error(error: Exception) -> bool:
