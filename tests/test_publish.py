@@ -212,3 +212,20 @@ def test_cli_writes_folder_and_bad_input_is_one_line(tmp_path, inputs, capfd):
     assert stop.value.code == 2
     _, err = capfd.readouterr()
     assert err.strip() == f"tvrbench: error: {tmp_path / 'missing.tsv'}: no such file"
+
+
+def test_qrels_with_to_qrels_metadata_carry_query_texts(tmp_path, sample):
+    from tvrbench.cli import main
+    from tvrbench.io.trec import read_qrels
+
+    qrels = tmp_path / "fire.qrels"
+    with pytest.raises(SystemExit) as stop:
+        main(["fire", "labels", "to-qrels", "--fire", str(sample_path("fire.json")), "--out", str(qrels),
+              "--metadata", str(tmp_path / "fire.qrels.json"), "--queries", str(sample_path("captions.csv"))])
+    assert stop.value.code in (0, None)
+    write_dataset(tmp_path / "hf", [qrels_artifact(qrels)])
+    rows = load(tmp_path / "hf", "qrels_fire")
+    expected = read_qrels(qrels)
+    text_of = dict(zip(sample.captions.caption_ids, sample.captions.texts))
+    assert rows == [{"query_id": q, "query": text_of[q], "dataset": "SAMPLE", "video_id": v, "relevance": r}
+                    for q, v, r in zip(expected.query_ids, expected.doc_ids, expected.relevance.tolist())]

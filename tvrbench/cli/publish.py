@@ -20,7 +20,7 @@ def publish(
     relevance: list[str] = typer.Option([], "--relevance", help=f"Relevance matrix .npy / top-k .npz (sidecar M.json names rows and columns). {NAMED}"),
     relevance_form: str = typer.Option("long", "--relevance-form", help="long: every cell above 0; top-k: each row's k largest."),
     top_k: int = typer.Option(10, "--top-k", min=1, help="k of --relevance-form top-k."),
-    qrels: list[str] = typer.Option([], "--qrels", help=f"TREC qrels (a to-qrels metadata sidecar Q.json adds query texts). {NAMED}"),
+    qrels: list[str] = typer.Option([], "--qrels", help=f"TREC qrels (the to-qrels metadata saved as Q.qrels.json adds query texts). {NAMED}"),
     fire: list[str] = typer.Option([], "--fire", help=f"FIRE labels JSON, published as qrels. {NAMED}"),
     results: list[str] = typer.Option([], "--results", help=f"Evaluation JSON (tvrbench evaluate --json, or the demo's results.json). {NAMED}"),
     queries: Optional[Path] = typer.Option(None, "--queries", help="Captions: ids of a relevance matrix's rows when it has no sidecar; FIRE query ids."),

@@ -247,12 +247,13 @@ def _cells(matrix, form: str, top_k: int) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def qrels_artifact(path: str | Path, name: str | None = None) -> Artifact:
-    """TREC qrels; a metadata sidecar from ``tvrbench fire labels to-qrels`` (``Q.json``) adds the query texts."""
+    """TREC qrels; the metadata of ``tvrbench fire labels to-qrels`` saved beside it as ``Q.qrels.json``
+    (the file name plus ``.json``) adds the query texts."""
     from tvrbench.io.trec import read_qrels
 
     path = Path(path)
     qrels = read_qrels(path)
-    sidecar = _sidecar(path, path.with_suffix(".json"), path.with_name(path.name + ".json"))
+    sidecar = _sidecar(path, path.with_name(path.name + ".json"))
     queries = sidecar.get("queries") if isinstance(sidecar.get("queries"), dict) else None
     return _qrels_table(qrels.query_ids, qrels.doc_ids, qrels.relevance, queries, config_name("qrels", name, path),
                         str(path), sidecar.get("signature") or str(Signature({"qrels": f"{path.name}:{file_digest(path)}"})),
