@@ -47,24 +47,20 @@ def _e(value) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _number(value) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return _e(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    return f"{value:.4f}" if abs(value) < 1000 else f"{value:,.1f}"
+def _cell(value, numeric: bool) -> str:
+    """One table cell: numbers right-aligned with thousands separators, signatures small, the rest as text."""
+    if numeric and isinstance(value, (int, float)) and not isinstance(value, bool):
+        text = f"{value:,}" if isinstance(value, int) else f"{value:.4f}" if abs(value) < 1000 else f"{value:,.1f}"
+        return f'<td class="num">{text}</td>'
+    if isinstance(value, str) and value.startswith("tvrbench:"):
+        return f'<td class="signature">{_e(value)}</td>'
+    return f"<td>{_e('' if value is None else value)}</td>"
 
 
 def _table(header: list[str], rows: list[list], numeric_from: int = 1, css: str = "") -> str:
+    """An HTML table; columns from ``numeric_from`` on are formatted as numbers where they hold numbers."""
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>" + "".join(
-            f'<td class="num">{_number(cell)}</td>' if i >= numeric_from and isinstance(cell, (int, float)) and not isinstance(cell, bool)
-            else f'<td class="signature">{_e(cell)}</td>' if isinstance(cell, str) and cell.startswith("tvrbench:")
-            else f"<td>{_e('' if cell is None else cell)}</td>"
-            for i, cell in enumerate(row)) + "</tr>"
-        for row in rows
-    )
+    body = "".join("<tr>" + "".join(_cell(value, i >= numeric_from) for i, value in enumerate(row)) + "</tr>" for row in rows)
     return f'<table class="{css}"><tr>{head}</tr>{body}</table>'
 
 
