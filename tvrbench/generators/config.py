@@ -45,9 +45,10 @@ class PersonIdConfig(Settings):
 
 class WordNetGeneratorConfig(Settings):
     senses: int = Field(5, ge=1)  # most frequent WordNet senses of the verb whose relations are used
-    relations: list[Literal["antonym", "sister"]] = ["antonym", "sister"]
+    relations: list[Literal["antonym", "sister", "domain"]] = ["antonym", "sister", "domain"]
+    domain_verbs: int = Field(100, ge=1)  # most common verbs of the same lexicographer file ("domain")
     min_semcor_count: int = Field(1, ge=0)  # drop lemmas this rare in SemCor (WordNet's tagged corpus)
-    max_candidates: int = Field(60, ge=1)
+    max_candidates: int = Field(150, ge=1)
 
 
 class T5GeneratorConfig(Settings):

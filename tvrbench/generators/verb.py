@@ -3,7 +3,9 @@
 Targets follow Park et al. App. A.3: a verb, or a verb followed by its particle or preposition
 ("picking up", "walking down"), matched on spaCy's tags. The offline generator proposes WordNet
 antonyms and sister terms (other hyponyms of the verb's hypernyms) of the verb's most frequent
-senses, inflected to the original's tag with lemminflect. A verb + particle is replaced whole when
+senses, and the most common verbs of the same lexicographer file ("domain": verb.motion,
+verb.communication, ...), which differ more than sister terms and so pass the meaning filter more
+often; all inflected to the original's tag with lemminflect. A verb + particle is replaced whole when
 WordNet knows it as one verb (``pick_up``); otherwise only the verb changes and its particle or
 preposition stays.
 Synonyms (any lemma sharing a verb synset with the original) are never proposed.
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from tvrbench.generators.base import Candidate, ContrastSearch, Request, Target, match_case, replace_tokens
 from tvrbench.generators.config import VerbConfig, WordNetGeneratorConfig
 
+AUXILIARIES = frozenset({"be", "have", "do"})  # never proposed: they make no new action
 VERB_PATTERNS = [[{"POS": "VERB"}, {"TAG": {"IN": ["RP", "IN"]}, "OP": "?"}]]
 
 
@@ -44,7 +47,7 @@ def inflect(lemma: str, tag: str) -> str:
 
 
 class WordNetVerbs:
-    """Candidates: antonyms, then sister terms by SemCor frequency, never synonyms."""
+    """Candidates: antonyms, then sister terms and domain verbs by SemCor frequency, never synonyms."""
 
     name = "wordnet"
 
@@ -71,6 +74,18 @@ class WordNetVerbs:
             for antonym in own.antonyms()
         )
 
+    @functools.lru_cache(maxsize=64)
+    def common_verbs(self, lexname: str) -> tuple[tuple[str, int], ...]:
+        """The ``domain_verbs`` most frequent (SemCor) one-word verbs of a lexicographer file (verb.motion, …)."""
+        counts: dict[str, int] = {}
+        for synset in self.wn.all_synsets(pos="v"):
+            if synset.lexname() == lexname:
+                for lemma in synset.lemmas():
+                    if "_" not in lemma.name() and lemma.name() not in AUXILIARIES:
+                        counts[lemma.name().lower()] = counts.get(lemma.name().lower(), 0) + lemma.count()
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        return tuple(ranked[: self.config.domain_verbs])
+
     @functools.lru_cache(maxsize=20000)
     def alternatives(self, lemma: str, head: str) -> tuple[tuple[str, str], ...]:
         """(new lemma, relation) for ``lemma``; ``head`` is its first word, which must change."""
@@ -83,6 +98,9 @@ class WordNetVerbs:
                     if own.name().lower() == lemma:
                         for antonym in own.antonyms():
                             found.setdefault(antonym.name().lower(), ("antonym", 1 << 30))
+            if "domain" in self.config.relations:
+                for name, count in self.common_verbs(synset.lexname()):
+                    found.setdefault(name, ("domain", count))
             if "sister" in self.config.relations:
                 for hypernym in synset.hypernyms():
                     for sister in hypernym.hyponyms():

@@ -1,0 +1,180 @@
+"""Gender and person-ID contrasts, the resumable writer, configs and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tvrbench.errors import InputError
+from tvrbench.generators import gender_contrasts, id_contrasts, read_contrast_records
+from tvrbench.generators.config import (
+    FinetuneConfig, GenderConfig, MCConfig, PersonIdConfig, VerbConfig, load_config,
+)  # fmt: skip
+from tvrbench.io.captions import Captions, read_captions
+
+ROOT = Path(__file__).resolve().parents[1]
+MSRVTT = Path("/work/shared/data/msrvtt/MSRVTT_JSFUSION_test.csv")
+TVRBENCH = [sys.executable, "-m", "tvrbench.cli"]
+
+
+def msrvtt() -> Captions:
+    if not MSRVTT.is_file():
+        pytest.skip(f"MSR-VTT sample not present: {MSRVTT}")
+    return read_captions(MSRVTT)
+
+
+@pytest.fixture(scope="module")
+def gender_run(tmp_path_factory):
+    captions = msrvtt()
+    out = tmp_path_factory.mktemp("gender") / "gender.jsonl"
+    records, sidecar = gender_contrasts(captions, out)
+    return captions, out, records, sidecar
+
+
+CONFIG = GenderConfig()
+TABLE = {**CONFIG.male_nouns, **CONFIG.female_nouns}
+GENDER_OF = {w: "male" for w in CONFIG.male_nouns} | {w: "female" for w in CONFIG.female_nouns}
+PRONOUNS = {"male": {"he": {"she"}, "him": {"her"}, "his": {"her"}, "himself": {"herself"}},
+            "female": {"she": {"he"}, "her": {"his", "him"}, "hers": {"his"}, "herself": {"himself"}}}  # fmt: skip
+
+
+def test_gender_covers_exactly_the_captions_with_a_table_word(gender_run):
+    captions, _, records, sidecar = gender_run
+    with_word = {c for c, t in zip(captions.caption_ids, captions.texts) if any(w in TABLE for w in t.lower().split())}
+    got = [r.caption_id for r in records]
+    assert len(got) == len(set(got)), "one contrast per caption"
+    assert set(got) == with_word
+    assert sidecar["counts"]["records"] == len(with_word)
+
+
+def test_gender_changes_one_noun_and_same_gender_pronouns(gender_run):
+    _, _, records, _ = gender_run
+    for record in records:
+        before, after = record.original.split(), record.contrast.split()
+        assert len(before) == len(after), record
+        changed = [(a, b) for a, b in zip(before, after) if a != b]
+        nouns = [(a, b) for a, b in changed if a.lower() in TABLE]
+        assert len(nouns) == 1, record
+        noun, new = nouns[0]
+        assert new.lower() in TABLE[noun.lower()]
+        gender = GENDER_OF[noun.lower()]
+        for a, b in changed:
+            if (a, b) != (noun, new):
+                assert b.lower() in PRONOUNS[gender][a.lower()], record
+        # every pronoun of that gender changed, none of the other gender
+        for a, b in zip(before, after):
+            if a.lower() in PRONOUNS[gender]:
+                assert a != b, record
+        assert record.kind == "gender" and record.edit and record.contrast != record.original
+
+
+def test_gender_her_follows_its_tag(tmp_path):
+    captions = Captions(["a", "b"], ["a woman gives her the ball", "a girl brushes her hair"], ["v1", "v2"])
+    records = {r.caption_id: r for r in gender_contrasts(captions, tmp_path / "g.jsonl")[0]}
+    assert records["a"].contrast == "a man gives him the ball"
+    assert records["b"].contrast.endswith(" brushes his hair")
+
+
+def test_gender_is_seeded_and_edit_spans_are_right(gender_run, tmp_path):
+    captions, out, records, _ = gender_run
+    again, _ = gender_contrasts(captions, tmp_path / "again.jsonl")
+    assert [r.contrast for r in again] == [r.contrast for r in records]
+    other, _ = gender_contrasts(captions, tmp_path / "seed1.jsonl", GenderConfig(seed=1))
+    assert [r.contrast for r in other] != [r.contrast for r in records]
+    for record in records:
+        for e in record.edit:
+            assert record.original[e["chars"][0] : e["chars"][1]] == e["from"]
+            assert record.contrast[e["contrast_chars"][0] : e["contrast_chars"][1]] == e["to"]
+    assert [r.to_json() for r in read_contrast_records(out)] == [r.to_json() for r in records]
+    assert json.loads(Path(f"{out}.json").read_text())["signature"].startswith("tvrbench:")
+
+
+def test_resume_after_interruption_gives_the_same_file(gender_run, tmp_path, monkeypatch):
+    import tvrbench.generators.runner as runner
+
+    captions, out, _, _ = gender_run
+    target = tmp_path / "resumed.jsonl"
+    real_track = runner.track
+
+    def interrupted(chunks, *args, **kwargs):
+        for number, chunk in enumerate(real_track(chunks, *args, **kwargs)):
+            if number == 5:
+                raise KeyboardInterrupt
+            yield chunk
+
+    monkeypatch.setattr(runner, "track", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        gender_contrasts(captions, target)
+    partial = tmp_path / "resumed.jsonl.partial"
+    assert not target.exists() and len(partial.read_text().splitlines()) == 1 + 5 * 64
+    with open(partial, "a") as handle:
+        handle.write('{"caption_id": "ret9')  # killed in the middle of a line
+    monkeypatch.setattr(runner, "track", real_track)
+    calls = []
+    monkeypatch.setattr(runner, "track", lambda chunks, *a, **k: calls.extend(chunks) or iter(calls))
+    gender_contrasts(captions, target)
+    assert len(calls) == -(-(len(captions) - 5 * 64) // 64)  # only the unfinished captions were redone
+    assert target.read_text() == out.read_text()
+    assert not partial.exists()
+
+
+def test_person_id_swaps_within_movie_and_gender(tmp_path):
+    characters = tmp_path / "characters.csv"
+    characters.write_text("movie,name,gender\nM1,Jenko,M\nM1,Schmidt,M\nM1,Zach,M\nM1,Molly,F\nM1,Eric,M\nM2,Anna,F\nM2,Elsa,F\n")
+    rows = [("c1", "Jenko and Schmidt sit in the rear pew.", "M1_00.00.01.000-00.00.02.000"),
+            ("c2", "His gaze steely, Jenko lowers his gun.", "M1_00.00.03.000-00.00.04.000"),
+            ("c3", "Anna hugs Elsa.", "M2_00.00.01.000-00.00.02.000"),
+            ("c4", "A car drives by.", "M2_00.00.05.000-00.00.06.000")]  # fmt: skip
+    captions = Captions([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    train = Captions(["t1", "t2", "t3"], ["Zach runs.", "Zach and Eric talk.", "Zach waves."], ["x", "y", "z"])
+    records, sidecar = id_contrasts(captions, characters, tmp_path / "id.jsonl", PersonIdConfig(), train)
+    by_id = {r.caption_id: r for r in records}
+    assert set(by_id) == {"c1", "c2"}  # c3: no other woman in M2 besides the two present; c4: no name
+    assert by_id["c1"].edit[0]["from"] == "Jenko" and by_id["c1"].edit[0]["to"] in {"Zach", "Eric"}
+    assert by_id["c2"].edit[0]["from"] == "Jenko" and by_id["c2"].edit[0]["to"] in {"Schmidt", "Zach", "Eric"}
+    for record in records:
+        swaps = record.details["swaps"]
+        assert all(new in {"Schmidt", "Zach", "Eric"} and new != old for old, new in swaps.items())
+        assert set(record.details["train_counts"]) >= set(swaps)
+        assert record.details["rare_original"] == (0 < record.details["train_counts"][record.edit[0]["to"]])
+    assert sidecar["counts"]["no target"] == 1 and sidecar["counts"]["no candidate"] == 1
+
+
+def test_every_config_file_equals_the_defaults():
+    pairs = {"contrast/gender.yaml": GenderConfig, "contrast/id.yaml": PersonIdConfig, "contrast/verb.yaml": VerbConfig,
+             "contrast/finetune-t5.yaml": FinetuneConfig, "mc.yaml": MCConfig}  # fmt: skip
+    for name, model in pairs.items():
+        path = ROOT / "configs" / name
+        assert yaml.safe_load(path.read_text()) == model().model_dump(), name
+        assert load_config(path, model) == model()
+
+
+def test_bad_config_names_the_file_and_key(tmp_path):
+    bad = tmp_path / "verb.yaml"
+    bad.write_text("meaning:\n  verb_cosine_maxx: 0.3\n")
+    with pytest.raises(InputError, match=r"verb.yaml: meaning.verb_cosine_maxx"):
+        load_config(bad, VerbConfig)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*TVRBENCH, *args], capture_output=True, text=True, cwd=ROOT)
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [("a dog runs in the park\n", "no caption has a gender target"), ("\n", "has empty text")],
+)
+def test_cli_bad_captions_exit_2_and_write_nothing(tmp_path, text, problem):
+    captions = tmp_path / "c.csv"
+    captions.write_text("caption_id,text,video_id\nc1,a cat sleeps,v1\nc2," + text.replace("\n", "") + ",v2\n")
+    out = tmp_path / "out.jsonl"
+    done = run_cli("contrast", "gender", "--captions", str(captions), "--out", str(out))
+    assert done.returncode == 2
+    assert problem in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == [captions]
