@@ -196,6 +196,8 @@ class ContrastSearch:
             alive = list(range(len(window)))
             checks: list[dict] = [{} for _ in window]
             for constraint in self.constraints:
+                if not alive:
+                    break
                 verdicts = constraint.check([window[k][1] for k in alive])
                 for k, verdict in zip(alive, verdicts):
                     checks[k][constraint.name] = verdict.to_json()
