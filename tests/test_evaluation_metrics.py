@@ -248,3 +248,28 @@ def test_epic_ndcg_equals_ranx_at_the_number_of_relevant_items():
     judgments = Judgments.from_matrices(np.zeros_like(grades, dtype=bool))
     result = evaluate(scores, judgments, metrics=["nDCG_t2v"], relevance=grades / 3, fusion="none")
     assert result.metrics["nDCG_t2v"] == pytest.approx(ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), "ndcg@4"), abs=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("ties", ["stable", "optimistic", "pessimistic", "average"])
+def test_target_ranks_equal_sort_based_ranks(ties, dtype):
+    """Rows with few labels (counted) and many labels (screened), columns too, with and without ties."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(13)
+    for trial in range(12):
+        n_rows, n_columns = rng.integers(1, 25), rng.integers(1, 90)
+        levels = rng.choice([3, 50, 10**9])
+        scores = rng.integers(0, levels, size=(n_rows, n_columns)).astype(dtype)
+        density = rng.choice([0.02, 0.1, 0.6])
+        rows = sparse.random(n_rows, n_columns, density=density, random_state=trial, format="csr")
+        columns = sparse.random(n_columns, n_rows, density=density, random_state=trial + 50, format="csr")
+        rows.data = rng.integers(0, 3, rows.nnz).astype(float)
+        columns.data = rng.integers(0, 3, columns.nnz).astype(float)
+        row_ranks, column_ranks = target_ranks(scores, rows, columns, ties)
+        expected_rows = [reference_ranks(scores[q], rows[q].toarray().ravel(), ties)[c] for q in range(n_rows) for c in rows[q].indices]
+        expected_columns = [
+            reference_ranks(scores[:, v], columns[v].toarray().ravel(), ties)[r] for v in range(n_columns) for r in columns[v].indices
+        ]
+        assert np.array_equal(row_ranks, expected_rows)
+        assert np.array_equal(column_ranks, expected_columns)
