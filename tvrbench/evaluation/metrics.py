@@ -41,6 +41,10 @@ class RankedQueries:
     def positive_counts(self) -> np.ndarray:
         return self.per_query_sum((self.gain > 0).astype(np.float64))
 
+    def positives_within(self, k: int) -> np.ndarray:
+        """Number of positives ranked in the top ``k`` of each query."""
+        return self.per_query_sum(((self.gain > 0) & (self.rank <= k)).astype(np.float64))
+
     def defined(self, values: np.ndarray) -> np.ndarray:
         """``values`` with NaN for queries without any positive."""
         return np.where(self.positive_counts() > 0, values, np.nan)
@@ -79,62 +83,50 @@ class Metric:
 
 
 @dataclass(frozen=True, repr=False)
-class CorrectAt(Metric):
-    """1 if a positive is in the top k (the "Recall@K" of prior text-video work)."""
+class _AtCutoff(Metric):
+    """A metric of the top ``k``, named ``<prefix>@k``."""
 
     k: int
+    prefix = ""
 
     @property
     def name(self) -> str:
-        return f"C@{self.k}"
+        return f"{self.prefix}@{self.k}"
+
+
+class CorrectAt(_AtCutoff):
+    """1 if a positive is in the top k (the "Recall@K" of prior text-video work)."""
+
+    prefix = "C"
 
     def per_query(self, ranked):
         return ranked.defined((ranked.first_positive_rank() <= self.k).astype(np.float64))
 
 
-@dataclass(frozen=True, repr=False)
-class RecallAt(Metric):
+class RecallAt(_AtCutoff):
     """Positives in the top k over all positives of the query (the textbook recall)."""
 
-    k: int
-
-    @property
-    def name(self) -> str:
-        return f"R@{self.k}"
+    prefix = "R"
 
     def per_query(self, ranked):
-        hits = ranked.per_query_sum(((ranked.gain > 0) & (ranked.rank <= self.k)).astype(np.float64))
-        counts = ranked.positive_counts()
         with np.errstate(invalid="ignore", divide="ignore"):
-            return ranked.defined(hits / counts)
+            return ranked.defined(ranked.positives_within(self.k) / ranked.positive_counts())
 
 
-@dataclass(frozen=True, repr=False)
-class PrecisionAt(Metric):
-    k: int
-
-    @property
-    def name(self) -> str:
-        return f"P@{self.k}"
+class PrecisionAt(_AtCutoff):
+    prefix = "P"
 
     def per_query(self, ranked):
-        hits = ranked.per_query_sum(((ranked.gain > 0) & (ranked.rank <= self.k)).astype(np.float64))
-        return ranked.defined(hits / self.k)
+        return ranked.defined(ranked.positives_within(self.k) / self.k)
 
 
-@dataclass(frozen=True, repr=False)
-class JudgedAt(Metric):
+class JudgedAt(_AtCutoff):
     """Share of the top k that carries any label: low values warn that a model was never pooled."""
 
-    k: int
-
-    @property
-    def name(self) -> str:
-        return f"Judged@{self.k}"
+    prefix = "Judged"
 
     def per_query(self, ranked):
-        judged = ranked.per_query_sum((ranked.judged & (ranked.rank <= self.k)).astype(np.float64))
-        return judged / self.k
+        return ranked.per_query_sum((ranked.judged & (ranked.rank <= self.k)).astype(np.float64)) / self.k
 
 
 @dataclass(frozen=True, repr=False)
