@@ -13,6 +13,7 @@ import typer
 
 from tvrbench.cli import app
 from tvrbench.errors import InputError
+from tvrbench.proxies.matrix import read_proxy
 
 study = typer.Typer(help="Studies of Wray et al. on proxy matrices: Fig. 4 curve, Fig. 5 GMR bounds, supp. A/B, §4.3 triplets.",
                     no_args_is_help=True)
@@ -53,8 +54,10 @@ def proxies(
     """Build a semantic-similarity relevance matrix from captions (Wray et al. §4.4) for nDCG."""
     from tvrbench.io.captions import read_captions
     from tvrbench.proxies import build_proxy, load_config, write_proxy
+    from tvrbench.proxies.matrix import check_output
     from tvrbench.proxies.learned import read_features
 
+    check_output(out, top_k)  # before any work
     class_files = None
     if classes:
         if any("=" not in item for item in classes):
@@ -78,23 +81,6 @@ def proxies(
 
 
 # --------------------------------------------------------------------------- studies
-
-
-def _read_matrix(path: Path) -> tuple[np.ndarray, dict]:
-    """A proxy matrix (memory-mapped) and its sidecar."""
-    if not path.is_file():
-        raise InputError(path, "no such file")
-    try:
-        matrix = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as error:
-        raise InputError(path, f"not a readable .npy matrix: {error}") from None
-    sidecar_file = path.with_suffix(".json")
-    if not sidecar_file.is_file():
-        raise InputError(path, f"no sidecar {sidecar_file.name} beside it (written by tvrbench proxies)")
-    sidecar = json.loads(sidecar_file.read_text(encoding="utf-8"))
-    if matrix.ndim != 2 or list(matrix.shape) != sidecar.get("shape"):
-        raise InputError(path, f"shape {matrix.shape} does not match its sidecar {sidecar.get('shape')}")
-    return matrix, sidecar
 
 
 def _named(value: str) -> tuple[str, Path]:
@@ -121,7 +107,7 @@ def study_curve(
     from tvrbench.proxies.studies import plot_curve, relevant_count_curve
 
     thresholds = np.linspace(0.0, 1.0, steps)
-    curves = {name: relevant_count_curve(_read_matrix(path)[0], thresholds) for name, path in map(_named, matrix)}
+    curves = {name: relevant_count_curve(read_proxy(path)[0], thresholds) for name, path in map(_named, matrix)}
     if plot is not None:
         plot_curve(curves, thresholds, plot)
     _emit({"thresholds": thresholds.round(6).tolist(), "mean_relevant": {k: v.tolist() for k, v in curves.items()}}, json_out)
@@ -139,7 +125,7 @@ def study_gmr(
     from tvrbench.io.scores import read_scores
     from tvrbench.proxies.studies import gmr_bounds, plot_gmr
 
-    rel, sidecar = _read_matrix(relevance)
+    rel, sidecar = read_proxy(relevance)
     if sidecar.get("rows") != "videos":
         raise InputError(relevance, "needs a video-level matrix (tvrbench proxies --level video)")
     row_index = {video: i for i, video in enumerate(sidecar["row_ids"])}
@@ -169,7 +155,7 @@ def study_correlation(
     """Supp. B: mean per-video Pearson correlation between every two proxies."""
     from tvrbench.proxies.studies import plot_correlation, proxy_correlation
 
-    named = [(name, _read_matrix(path)[0]) for name, path in map(_named, matrix)]
+    named = [(name, read_proxy(path)[0]) for name, path in map(_named, matrix)]
     names = [n for n, _ in named]
     values = np.eye(len(named))
     for i in range(len(named)):
@@ -196,7 +182,7 @@ def study_human_kit(
     from tvrbench.proxies.studies import human_kit
     from tvrbench.proxies.tables import write_csv
 
-    rel, sidecar = _read_matrix(matrix)
+    rel, sidecar = read_proxy(matrix)
     table = read_captions(captions)
     if table.caption_ids != sidecar["col_ids"]:
         raise InputError(captions, f"caption ids differ from the columns of {matrix}")
@@ -236,7 +222,7 @@ def study_triplets(
     from tvrbench.proxies.studies import triplets
     from tvrbench.proxies.tables import write_csv
 
-    rel, sidecar = _read_matrix(matrix)
+    rel, sidecar = read_proxy(matrix)
     rows, cols = sidecar["row_ids"], sidecar["col_ids"]
     records = ({"video_id": rows[v], "positive_caption_id": cols[p], "negative_caption_id": cols[n]}
                for v, p, n in triplets(rel, threshold, per_video, seed))

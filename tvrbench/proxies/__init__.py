@@ -29,7 +29,7 @@ and the sidecar ``M.json``, whose layout is stable (``format: 1``)::
 """
 
 from tvrbench.proxies.config import ProxyConfig, load_config
-from tvrbench.proxies.matrix import LEVELS, PROXIES, ProxyMatrix, build_proxy, proxy_matrix, write_proxy
+from tvrbench.proxies.matrix import LEVELS, PROXIES, ProxyMatrix, build_proxy, proxy_matrix, read_proxy, write_proxy
 from tvrbench.proxies.parsing import ParsedCaptions, parse_captions
 
 __all__ = [
@@ -42,5 +42,6 @@ __all__ = [
     "load_config",
     "parse_captions",
     "proxy_matrix",
+    "read_proxy",
     "write_proxy",
 ]

@@ -215,12 +215,42 @@ def write_proxy(matrix: ProxyMatrix, out: str | Path, dtype: str = "float32", bl
     block. The file is renamed into place only when complete.
     """
     out = Path(out)
+    check_output(out, top_k)
     if top_k is not None:
         _write_top_k(matrix, out, dtype, block_mb, top_k)
     else:
         _write_dense(matrix, out, dtype, block_mb)
     write_json(sidecar_path(out), matrix.sidecar(dtype, top_k))
     return out
+
+
+def read_proxy(path: str | Path) -> tuple[np.ndarray, dict]:
+    """A dense proxy matrix (memory-mapped, never unpickled) and its sidecar, checked against each other."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such file")
+    try:
+        matrix = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise InputError(path, f"not a readable .npy matrix: {error}") from None
+    sidecar_file = sidecar_path(path)
+    if not sidecar_file.is_file():
+        raise InputError(path, f"no sidecar {sidecar_file.name} beside it (written by tvrbench proxies)")
+    try:
+        sidecar = json.loads(sidecar_file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise InputError(sidecar_file, "malformed JSON sidecar") from None
+    if matrix.ndim != 2 or list(matrix.shape) != sidecar.get("shape"):
+        raise InputError(path, f"shape {matrix.shape} does not match its sidecar {sidecar.get('shape')}")
+    return matrix, sidecar
+
+
+def check_output(out: Path, top_k: int | None) -> None:
+    """A dense matrix goes to .npy, a top-k one to .npz."""
+    wanted = ".npy" if top_k is None else ".npz"
+    if Path(out).suffix != wanted:
+        kind = "a dense matrix is written as .npy" if top_k is None else "a top-k matrix is written as scipy.sparse .npz"
+        raise InputError(out, f"{kind}: name the output FILE{wanted}")
 
 
 def _write_dense(matrix: ProxyMatrix, out: Path, dtype: str, block_mb: float) -> None:
@@ -256,8 +286,6 @@ def _write_dense(matrix: ProxyMatrix, out: Path, dtype: str, block_mb: float) ->
 
 
 def _write_top_k(matrix: ProxyMatrix, out: Path, dtype: str, block_mb: float, top_k: int) -> None:
-    if out.suffix != ".npz":
-        raise InputError(out, "a top-k matrix is written as scipy.sparse .npz: name the output FILE.npz")
     k = min(top_k, matrix.shape[1])
     indices, values = [], []
     for _, block in matrix.blocks(block_mb):
