@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -105,7 +106,9 @@ def wordnet():
     # NLTK >= 3.9.3 reads corpora only under a root listed in nltk.data.path.
     if str(prepared.parent.parent) not in nltk.data.path:
         nltk.data.path.append(str(prepared.parent.parent))
-    return WordNetCorpusReader(str(prepared), None)
+    with warnings.catch_warnings():  # no Open Multilingual Wordnet: tvrbench is English only
+        warnings.filterwarnings("ignore", message="The multilingual functions are not available")
+        return WordNetCorpusReader(str(prepared), None)
 
 
 def wordnet_version() -> str:
