@@ -1,0 +1,187 @@
+"""Multiple-choice splits: construction, the TSV format, scoring (against plain loops), bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tvrbench.errors import InputError
+from tvrbench.generators import build_mc_file, gender_contrasts, import_mc_file, score_mc_file
+from tvrbench.generators.config import MCConfig
+from tvrbench.generators.mc import mc_outcomes
+from tvrbench.io.captions import Captions, read_captions
+from tvrbench.io.mc import MC_COLUMNS, MCInstance, read_mc, write_mc
+
+ROOT = Path(__file__).resolve().parents[1]
+MSRVTT = Path("/work/shared/data/msrvtt/MSRVTT_JSFUSION_test.csv")
+
+
+@pytest.fixture(scope="module")
+def splits(tmp_path_factory):
+    if not MSRVTT.is_file():
+        pytest.skip(f"MSR-VTT sample not present: {MSRVTT}")
+    folder = tmp_path_factory.mktemp("mc")
+    captions = read_captions(MSRVTT)
+    records, _ = gender_contrasts(captions, folder / "gender.jsonl")
+    random = build_mc_file(captions, "random", folder / "random.tsv")
+    gender = build_mc_file(captions, "gender", folder / "gender.tsv", contrast_path=folder / "gender.jsonl")
+    return folder, captions, records, random, gender
+
+
+def test_random_mc_has_one_instance_per_video_and_valid_options(splits):
+    folder, captions, _, random, _ = splits
+    assert len(random.instances) == len(captions.distinct_videos()) == 1000
+    video_of_text = {}
+    for text, video in zip(captions.texts, captions.video_ids):
+        video_of_text.setdefault(text, set()).add(video)
+    for instance in random.instances:
+        assert len(instance.endings) == 5 and 0 <= instance.label < 5
+        assert len({e.lower() for e in instance.endings}) == 5
+        negatives = [e for i, e in enumerate(instance.endings) if i != instance.label]
+        assert all(instance.clip not in video_of_text[n] for n in negatives)
+        assert len({min(video_of_text[n]) for n in negatives}) == 4  # four distinct other videos
+
+
+def test_gender_mc_is_the_random_instance_with_one_contrast_in_place(splits):
+    _, captions, records, random, gender = splits
+    contrast_of = {r.caption_id: r.contrast for r in records}
+    texts = set(captions.texts)
+    assert len(gender.instances) == len(records) == 501
+    by_clip = {i.clip: i for i in random.instances}
+    for instance, caption_id, option in zip(gender.instances, gender.caption_ids, gender.contrast_options):
+        base = by_clip[instance.clip]
+        assert instance.label == base.label and instance.positive == base.positive
+        differing = [i for i in range(5) if instance.endings[i] != base.endings[i]]
+        assert differing == [option] and instance.endings[option] == contrast_of[caption_id]
+        others = [e for i, e in enumerate(instance.endings) if i not in (option, instance.label)]
+        assert all(e in texts for e in others)  # the 3 other negatives are real captions of other videos
+        assert instance.endings.count(contrast_of[caption_id]) == 1  # exactly one contrast negative
+
+
+def test_splits_are_seeded_and_round_trip_through_the_tsv(splits, tmp_path):
+    folder, captions, _, random, gender = splits
+    assert read_mc(folder / "gender.tsv") == gender.instances
+    assert read_mc(folder / "random.tsv") == random.instances
+    header = (folder / "gender.tsv").read_text().splitlines()[0]
+    assert tuple(header.split("\t")) == MC_COLUMNS
+    again = build_mc_file(captions, "gender", tmp_path / "g.tsv", contrast_path=folder / "gender.jsonl")
+    assert (tmp_path / "g.tsv").read_bytes() == (folder / "gender.tsv").read_bytes()
+    assert again.contrast_options == gender.contrast_options
+    other = build_mc_file(captions, "random", tmp_path / "r1.tsv", MCConfig(seed=1))
+    assert [i.endings for i in other.instances] != [i.endings for i in random.instances]
+    sidecar = json.loads((folder / "gender.tsv.json").read_text())
+    assert sidecar["counts"] == {"instances": 501, "dropped: positive has no gender contrast": 499}
+
+
+def test_same_movie_negatives(tmp_path):
+    rows = [(f"c{m}{k}", f"caption {k} of movie {m}", f"M{m}_00.00.0{k}.000-00.00.0{k}.500") for m in range(3) for k in range(6)]
+    captions = Captions([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    split = build_mc_file(captions, "random", tmp_path / "l.tsv", MCConfig(negatives_from="same_movie"))
+    assert len(split.instances) == 18
+    for instance in split.instances:
+        movie = instance.clip.split("_")[0][1:]
+        assert all(e.endswith(f"movie {movie}") for e in instance.endings)
+
+
+def oracle_outcomes(scores, labels):
+    correct, tie = [], []
+    for row, label in zip(scores, labels):
+        best_other = max(s for i, s in enumerate(row) if i != label)
+        correct.append(row[label] > best_other)
+        tie.append(row[label] == best_other)
+    return np.array(correct), np.array(tie)
+
+
+def test_scoring_matches_a_plain_loop():
+    rng = np.random.default_rng(0)
+    scores = rng.integers(0, 4, size=(500, 5)).astype(float)  # many ties on purpose
+    labels = rng.integers(0, 5, size=500)
+    correct, tie = mc_outcomes(scores, labels)
+    expected_correct, expected_tie = oracle_outcomes(scores, labels)
+    assert (correct == expected_correct).all() and (tie == expected_tie).all()
+    assert 0 < tie.mean() < 1
+
+
+def test_score_file_with_subsets_and_blind_scorer(splits, tmp_path):
+    folder, captions, _, _, _ = splits
+    small = captions.subset(range(240))  # a smaller split keeps the sentence model's work short
+    gender_contrasts(small, folder / "small.jsonl")
+    gender = build_mc_file(small, "gender", folder / "small.tsv", contrast_path=folder / "small.jsonl")
+    labels = np.array([i.label for i in gender.instances])
+    scores = np.zeros((len(labels), 5))
+    scores[np.arange(len(labels)), labels] = 1.0
+    scores[:40, 0] = 1.0  # ties or wrong answers on the first 40
+    np.save(tmp_path / "s.npy", scores)
+    result = score_mc_file(folder / "small.tsv", tmp_path / "out.json", scores_path=tmp_path / "s.npy",
+                           contrast_path=folder / "small.jsonl")  # fmt: skip
+    correct, tie = oracle_outcomes(scores, labels)
+    assert result["accuracy"] == pytest.approx(correct.mean()) and result["ties"] == pytest.approx(tie.mean())
+    assert result["n"] == len(labels)
+    subsets = result["subsets"]
+    assert subsets["most_similar_15"]["n"] == subsets["least_similar_15"]["n"] == round(0.15 * len(labels))
+    assert subsets["antonym"]["n"] == 0  # gender contrasts have no antonyms
+    assert json.loads((tmp_path / "out.json").read_text())["signature"].startswith("tvrbench:")
+    blind = score_mc_file(folder / "small.tsv", tmp_path / "blind.json", scorer="blind")
+    assert blind["blind_reference"] == {"other options (nothing known of the video)": len(labels)}
+    assert blind["ties"] < 0.01 and 0.2 < blind["accuracy"] < 0.8  # the contrast narrows 5 options to about 2
+
+
+def test_blind_scorer_uses_other_captions_of_the_video(tmp_path):
+    captions = Captions(["a1", "a2", "b1", "c1", "d1", "e1"],
+                        ["a man plays a guitar", "a person playing guitar", "a dog runs on grass", "soup is cooked",
+                         "cars race on a track", "a woman sings on stage"],
+                        ["A", "A", "B", "C", "D", "E"])  # fmt: skip
+    split = build_mc_file(captions, "random", tmp_path / "r.tsv")
+    result = score_mc_file(tmp_path / "r.tsv", tmp_path / "o.json", scorer="blind", captions=captions)
+    assert result["blind_reference"]["other captions of the video"] == 1  # only video A has another caption
+    assert result["n"] == len(split.instances) == 5
+
+
+def test_human_tsv_imports_as_its_own_split(tmp_path):
+    rows = [MCInstance("video1", ("a man fixes the bike", "a man breaks the bike", "a dog barks", "a cat sleeps", "rain falls"), 0),
+            MCInstance("video2", ("kids sing", "a car drives", "kids cry loudly", "kids singing loudly", "a bird flies"), 3)]  # fmt: skip
+    write_mc(tmp_path / "human.tsv", rows)
+    imported = import_mc_file(tmp_path / "human.tsv", tmp_path / "verb_h.tsv", "verb-human")
+    assert imported == rows == read_mc(tmp_path / "verb_h.tsv")
+    sidecar = json.loads((tmp_path / "verb_h.tsv.json").read_text())
+    assert [i["contrast_option"] for i in sidecar["instances"]] == [1, 2]
+    assert sidecar["kind"] == "verb-human"
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tvrbench.cli", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def assert_clean_error(done: subprocess.CompletedProcess, text: str) -> None:
+    assert done.returncode == 2, done.stderr
+    assert text in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_cli_bad_input(tmp_path):
+    captions = tmp_path / "c.csv"
+    captions.write_text("caption_id,text,video_id\n" + "".join(f"c{i},a man number {i} walks,v{i}\n" for i in range(8)))
+    records = tmp_path / "x.jsonl"
+    records.write_text(json.dumps({"caption_id": "zz", "video_id": "v1", "original": "a", "contrast": "b", "kind": "gender"}) + "\n")
+    out = tmp_path / "mc.tsv"
+    assert_clean_error(run_cli("mc", "build", "--captions", str(captions), "--kind", "colour", "--out", str(out)), "unknown MC kind 'colour'")
+    assert_clean_error(run_cli("mc", "build", "--captions", str(captions), "--kind", "gender", "--contrast", str(records), "--out", str(out)),
+                       "caption ids not in")  # fmt: skip
+    assert_clean_error(run_cli("mc", "build", "--captions", str(captions), "--kind", "gender", "--out", str(out)), "needs --contrast")
+    bad_tsv = tmp_path / "bad.tsv"
+    bad_tsv.write_text("\t".join(MC_COLUMNS) + "\nv1\ta\tb\tc\td\te\t7\n")
+    assert_clean_error(run_cli("mc", "score", "--mc", str(bad_tsv), "--scorer", "blind", "--json", str(tmp_path / "o.json")),
+                       "line 2: label '7'")  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.tsv", "c.csv", "x.jsonl"]
+
+
+def test_score_rejects_wrong_shape(splits, tmp_path):
+    folder = splits[0]
+    np.save(tmp_path / "s.npy", np.zeros((3, 5)))
+    with pytest.raises(InputError, match="needs \\(501, 5\\)"):
+        score_mc_file(folder / "gender.tsv", tmp_path / "o.json", scores_path=tmp_path / "s.npy")
