@@ -122,10 +122,85 @@ def _finish(start, stop, above_start, target_scores, gains, positions, order, ab
 
 
 @numba.njit(cache=True, inline="always")
+def _worse(value, row, other_value, other_row):
+    """Stable order: a lower score is worse; of equal scores, the larger row index."""
+    return value < other_value or (value == other_value and row > other_row)
+
+
+@numba.njit(cache=True)
+def _offer(value, row, start, stop, column, values, rows, sizes, screen):
+    """Keep a column's best ``stop - start`` cells in a heap whose root is the worst kept cell.
+
+    Rows arrive in increasing order, so a cell equal to the root is worse than it and stays out.
+    Once the heap is full, ``screen[column]`` holds the root's score: lower cells need no look.
+    """
+    capacity = stop - start
+    size = sizes[column]
+    if size == capacity:
+        if not (value > values[start]):
+            return
+        i = 0  # replace the root, sift down
+        values[start], rows[start] = value, row
+        while True:
+            left, right, worst = 2 * i + 1, 2 * i + 2, i
+            if left < capacity and _worse(values[start + left], rows[start + left], values[start + worst], rows[start + worst]):
+                worst = left
+            if right < capacity and _worse(values[start + right], rows[start + right], values[start + worst], rows[start + worst]):
+                worst = right
+            if worst == i:
+                break
+            values[start + i], values[start + worst] = values[start + worst], values[start + i]
+            rows[start + i], rows[start + worst] = rows[start + worst], rows[start + i]
+            i = worst
+    else:
+        i = size  # append, sift up
+        values[start + i], rows[start + i] = value, row
+        while i > 0:
+            parent = (i - 1) >> 1
+            if not _worse(values[start + i], rows[start + i], values[start + parent], rows[start + parent]):
+                break
+            values[start + i], values[start + parent] = values[start + parent], values[start + i]
+            rows[start + i], rows[start + parent] = rows[start + parent], rows[start + i]
+            i = parent
+        sizes[column] = size + 1
+        if size + 1 < capacity:
+            return
+    screen[column] = values[start]
+
+
+@numba.njit(cache=True)
+def _rank_among_kept(start, stop, positions, n_chunks, kept_values, kept_rows, kept_sizes, column, out):
+    """Merge the threads' kept cells of one column; a target's rank is its place among the best
+    ``stop - start`` cells, or ``stop - start + 1`` when it is not among them."""
+    depth = stop - start
+    count = 0
+    for chunk in range(n_chunks):
+        count += kept_sizes[chunk, column]
+    values = np.empty(count, kept_values.dtype)
+    rows = np.empty(count, np.int64)
+    filled = 0
+    for chunk in range(n_chunks):
+        for j in range(kept_sizes[chunk, column]):
+            values[filled], rows[filled] = kept_values[chunk, start + j], kept_rows[chunk, start + j]
+            filled += 1
+    by_row = np.argsort(rows, kind="mergesort")
+    order = by_row[np.argsort(-values[by_row], kind="mergesort")]  # score descending, then row
+    for t in range(start, stop):
+        out[t] = depth + 1.0
+        for place in range(min(depth, count)):
+            if rows[order[place]] == positions[t]:
+                out[t] = place + 1.0
+                break
+
+
+@numba.njit(cache=True, inline="always")
 def _scan_cells(line, row, first, last, lowest, column_lowest, row_ptr, row_pos, row_sorted, row_order, row_above,
                 row_tied_before, row_tied_total, col_ptr, col_pos, column_sorted, column_order, column_above,
-                column_tied_before, column_tied_total):
-    """Per-cell work for cells ``[first, last)`` of one row; returns how many were not finite."""
+                column_tied_before, column_tied_total, top_only, kept_values, kept_rows, kept_sizes):
+    """Per-cell work for cells ``[first, last)`` of one row; returns how many were not finite.
+
+    ``column_lowest`` is the per-column screen: the lowest target, or with ``top_only`` the worst
+    cell kept so far (see :func:`_offer`)."""
     bad = 0
     start, stop = row_ptr[row], row_ptr[row + 1]
     for item in range(first, last):
@@ -138,8 +213,11 @@ def _scan_cells(line, row, first, last, lowest, column_lowest, row_ptr, row_pos,
                    row_tied_before, row_tied_total)
         if value >= column_lowest[item]:
             c_start, c_stop = col_ptr[item], col_ptr[item + 1]
-            _visit(value, row, c_start, c_stop, c_start + item, column_sorted, column_order, col_pos,
-                   column_above, column_tied_before, column_tied_total)
+            if top_only:
+                _offer(value, row, c_start, c_stop, item, kept_values, kept_rows, kept_sizes, column_lowest)
+            else:
+                _visit(value, row, c_start, c_stop, c_start + item, column_sorted, column_order, col_pos,
+                       column_above, column_tied_before, column_tied_total)
     return bad
 
 
@@ -170,7 +248,7 @@ def _rank_line_exactly(line, start, stop, above_start, positions, target_scores,
 
 
 @numba.njit(cache=True, parallel=True)
-def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, tie_code, n_chunks):
+def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, tie_code, n_chunks, top_only):
     """Ranks of the row targets (queries = rows) and the column targets (queries = columns) in one
     pass over the matrix; threads own row ranges, column counts are kept per thread and summed.
 
@@ -178,7 +256,9 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
     are counted with vector instructions; when no other cell ties with a target, its rank is 1 +
     the cells above (the same under every tie rule), else the row is ranked again exactly. Other
     lines are *screened*: each cell is compared with the line's lowest target and only the cells
-    above are placed among the targets. Returns (row ranks, column ranks, non-finite cells).
+    above are placed among the targets. With ``top_only`` (stable ties), a column only keeps its
+    best m cells (m = its number of targets), so far fewer cells need a look; targets beyond rank m
+    get rank m + 1. Returns (row ranks, column ranks, non-finite cells).
     """
     n_rows, n_columns = scores.shape
     n_row_targets, n_column_targets = row_pos.shape[0], col_pos.shape[0]
@@ -201,6 +281,10 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
     column_tied_before = np.zeros((n_chunks, n_column_targets), np.int64)
     column_tied_total = np.zeros((n_chunks, n_column_targets), np.int64)
     non_finite = np.zeros(n_chunks, np.int64)
+    kept_values = np.empty((n_chunks, n_column_targets if top_only else 0), scores.dtype)
+    kept_rows = np.empty((n_chunks, n_column_targets if top_only else 0), np.int64)
+    kept_sizes = np.zeros((n_chunks, n_columns), np.int64)
+    screens = np.empty((n_chunks, n_columns), scores.dtype)  # per-thread column screens
 
     for row in numba.prange(n_rows):
         start, stop = row_ptr[row], row_ptr[row + 1]
@@ -211,11 +295,16 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
             scores[:, column], col_ptr[column], col_ptr[column + 1], col_pos, column_scores, column_sorted, column_order
         )
 
+    for chunk in range(n_chunks):
+        for column in range(n_columns):
+            empty = col_ptr[column + 1] == col_ptr[column]
+            screens[chunk, column] = (np.inf if empty else -np.inf) if top_only else column_lowest[column]
     infinity = np.empty(1, scores.dtype)
     infinity[0] = np.inf
     whole_blocks = n_columns - n_columns % _BLOCK
     for chunk in numba.prange(n_chunks):
         above, tied_before, tied_total = column_above[chunk], column_tied_before[chunk], column_tied_total[chunk]
+        screen, values, rows, sizes = screens[chunk], kept_values[chunk], kept_rows[chunk], kept_sizes[chunk]
         bad = 0
         for row in range(chunk * n_rows // n_chunks, (chunk + 1) * n_rows // n_chunks):
             line = scores[row]
@@ -227,7 +316,7 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
             for block in range(0, whole_blocks, _BLOCK):
                 # Vectorized screen (fixed trip count): most cells are finite and below both the
                 # row's lowest screened target and the column's lowest target, and need no more work.
-                cells, column_cells = line[block : block + _BLOCK], column_lowest[block : block + _BLOCK]
+                cells, column_cells = line[block : block + _BLOCK], screen[block : block + _BLOCK]
                 interesting = np.int32(0)
                 for i in range(_BLOCK):
                     value = cells[i]
@@ -236,20 +325,22 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
                         + np.int32(value != value) + np.int32(np.abs(value) == infinity[0])
                     )
                 if interesting:
-                    bad += _scan_cells(line, row, block, block + _BLOCK, lowest, column_lowest, row_ptr, row_pos,
+                    bad += _scan_cells(line, row, block, block + _BLOCK, lowest, screen, row_ptr, row_pos,
                                        row_sorted, row_order, row_above, row_tied_before, row_tied_total, col_ptr,
-                                       col_pos, column_sorted, column_order, above, tied_before, tied_total)
+                                       col_pos, column_sorted, column_order, above, tied_before, tied_total,
+                                       top_only, values, rows, sizes)
             interesting = np.int32(0)
             for item in range(whole_blocks, n_columns):
                 value = line[item]
                 interesting += (
-                    np.int32(value >= lowest) + np.int32(value >= column_lowest[item])
+                    np.int32(value >= lowest) + np.int32(value >= screen[item])
                     + np.int32(value != value) + np.int32(np.abs(value) == infinity[0])
                 )
             if interesting:
-                bad += _scan_cells(line, row, whole_blocks, n_columns, lowest, column_lowest, row_ptr, row_pos,
+                bad += _scan_cells(line, row, whole_blocks, n_columns, lowest, screen, row_ptr, row_pos,
                                    row_sorted, row_order, row_above, row_tied_before, row_tied_total, col_ptr,
-                                   col_pos, column_sorted, column_order, above, tied_before, tied_total)
+                                   col_pos, column_sorted, column_order, above, tied_before, tied_total,
+                                       top_only, values, rows, sizes)
         non_finite[chunk] = bad
 
     for chunk in range(1, n_chunks):
@@ -271,8 +362,11 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
                                row_gain, row_above, row_tied_before, row_tied_total, tie_code, row_ranks)
     for column in numba.prange(n_columns):
         start, stop = col_ptr[column], col_ptr[column + 1]
-        _finish(start, stop, start + column, column_scores, col_gain, col_pos, column_order, column_above[0],
-                column_tied_before[0], column_tied_total[0], tie_code, column_ranks)
+        if top_only:
+            _rank_among_kept(start, stop, col_pos, n_chunks, kept_values, kept_rows, kept_sizes, column, column_ranks)
+        else:
+            _finish(start, stop, start + column, column_scores, col_gain, col_pos, column_order, column_above[0],
+                    column_tied_before[0], column_tied_total[0], tie_code, column_ranks)
     return row_ranks, column_ranks, non_finite.sum()
 
 
@@ -300,6 +394,7 @@ def target_ranks(
     rows: sparse.csr_matrix | None = None,
     columns: sparse.csr_matrix | None = None,
     ties: str = "stable",
+    columns_top_only: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """1-based ranks of labelled items, for queries along rows and/or along columns, in one pass.
 
@@ -308,8 +403,14 @@ def target_ranks(
     targets' relevance, used only by the ``optimistic`` and ``pessimistic`` rules. Returns the ranks
     aligned with each matrix's sorted ``data`` (empty when that side is ``None``). Raises
     ``ValueError`` if ``scores`` holds NaN or infinite values.
+
+    ``columns_top_only`` (stable ties only): a column target's rank is exact when it is within the
+    column's first m ranks (m = the column's number of targets) and m + 1 otherwise, which is all
+    that nDCG with its cutoff at m needs, for a fraction of the work.
     """
     tie_code = _check_tie_rule(ties)
+    if columns_top_only and ties != "stable":
+        raise ValueError("columns_top_only needs the stable tie rule")
     scores = np.asarray(scores)
     if scores.ndim != 2:
         raise ValueError(f"scores must be a 2-D matrix, got {scores.ndim} dimensions")
@@ -319,7 +420,7 @@ def target_ranks(
     row_parts = _csr_parts(rows, n_rows, n_columns)
     column_parts = _csr_parts(columns, n_columns, n_rows)
     n_chunks = max(1, min(n_rows, numba.get_num_threads()))
-    row_ranks, column_ranks, non_finite = _rank_pass(scores, *row_parts, *column_parts, tie_code, n_chunks)
+    row_ranks, column_ranks, non_finite = _rank_pass(scores, *row_parts, *column_parts, tie_code, n_chunks, columns_top_only)
     if non_finite:
         raise ValueError(f"scores hold {non_finite} NaN or infinite values")
     return row_ranks, column_ranks
