@@ -41,3 +41,11 @@ extras=all
 [ "$with_test" = 1 ] && extras=all,test
 "${pip[@]}" -e ".[${extras}]"
 .venv/bin/tvrbench doctor --fix
+# Compile the ranking kernels once (numba caches them beside the sources), so a first run is warm.
+.venv/bin/python - <<'PY'
+import numpy as np
+from tvrbench.evaluation import Judgments, evaluate
+for dtype in (np.float32, np.float64):
+    scores = np.random.default_rng(0).random((8, 6)).astype(dtype)
+    evaluate(scores, Judgments.from_matrices(np.eye(8, 6, dtype=bool)))
+PY
