@@ -171,7 +171,9 @@ def sentence_model(name: str = DEFAULT_SENTENCE_MODEL):
     if importlib.util.find_spec("sentence_transformers") is None:
         raise MissingResource("sentence-transformers", "pip install 'tvrbench[embeddings]'")
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
 
+    transformers_logging.disable_progress_bar()  # a local model loads in a blink; keep stderr for our own lines
     return SentenceTransformer(sentence_model_path(name), device="cpu", trust_remote_code=False)
 
 
