@@ -18,6 +18,7 @@ from tvrbench.proxies.config import ProxyConfig
 from tvrbench.proxies.parsing import ParsedCaptions, check_texts, parse_captions
 from tvrbench.proxies.video import VideoGroups
 from tvrbench.signature import Signature, file_digest, text_digest
+from tvrbench.progress import track
 
 SET_PROXIES = ("bow", "pos", "syn")
 PROXIES = (*SET_PROXIES, "met", "embedding", "visual")
@@ -49,9 +50,13 @@ class ProxyMatrix:
         values[own.row, own.col] = 1.0
         return values
 
+    def block_rows(self, block_mb: float = 256) -> int:
+        """Rows per block, so that a block and its temporaries stay within about ``block_mb`` MiB."""
+        return max(1, int(block_mb * 2**20) // (max(1, self.shape[1]) * 8 * 4))
+
     def blocks(self, block_mb: float = 256, start: int = 0) -> Iterator[tuple[slice, np.ndarray]]:
-        """Row blocks sized so that a block and its temporaries stay within about ``block_mb`` MiB."""
-        step = max(1, int(block_mb * 2**20) // (max(1, self.shape[1]) * 8 * 4))
+        """Row blocks of :meth:`block_rows` rows, from row ``start`` on."""
+        step = self.block_rows(block_mb)
         for first in range(start, self.shape[0], step):
             rows = slice(first, min(first + step, self.shape[0]))
             yield rows, self.block(rows)
@@ -275,7 +280,8 @@ def _write_dense(matrix: ProxyMatrix, out: Path, dtype: str, block_mb: float) ->
         write_json(progress, {**state, "offset": offset, "rows_done": 0})
     row_bytes = matrix.shape[1] * np.dtype(dtype).itemsize
     with open(partial, "r+b") as handle:
-        for rows, values in matrix.blocks(block_mb, start=done):
+        blocks = matrix.blocks(block_mb, start=done)
+        for rows, values in track(blocks, f"{matrix.proxy} matrix blocks", total=-(-(matrix.shape[0] - done) // matrix.block_rows(block_mb))):
             handle.seek(offset + rows.start * row_bytes)
             handle.write(np.ascontiguousarray(values, dtype=dtype).tobytes())
             handle.flush()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tvrbench.errors import InputError
 from tvrbench.resources import cache_dir, spacy_pipeline, spacy_pipeline_id
+from tvrbench.progress import track
 
 # Components that do not influence Token.pos_ or Token.lemma_.
 EXCLUDED_COMPONENTS = ("ner",)
@@ -100,7 +101,8 @@ def parse_captions(
             cache_file.parent.mkdir(parents=True, exist_ok=True)
             out = open(cache_file, "a", encoding="utf-8")
         try:
-            for text, doc in zip(missing, nlp.pipe(missing, batch_size=batch_size, n_process=n_process)):
+            docs = nlp.pipe(missing, batch_size=batch_size, n_process=n_process)
+            for text, doc in zip(missing, track(docs, "parsing captions", total=len(missing))):
                 parse = (tuple(t.text for t in doc), tuple(t.pos_ for t in doc), tuple(t.lemma_ for t in doc))
                 known[keys[text]] = parse
                 if out is not None:
