@@ -33,6 +33,7 @@ from ijson.common import ObjectBuilder
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write
 from tvrbench.io.files import PICKLE_MAGIC, require_file
+from tvrbench.progress import track
 
 FIRE_LABELS = ("relevant", "irrelevant")
 LABEL_CODES = {"relevant": 1, "irrelevant": 0}
@@ -349,7 +350,7 @@ def read_fire(path: str | os.PathLike, dataset: str | None = None) -> FireLabels
     label = array("b")
     response_ids, queue_ids = _IntPacker(), _IntPacker()
     present: set[str] = set()
-    for section, index, raw in parser.records():
+    for section, index, raw in track(parser.records(), f"reading {path.name}"):
         record = _validated(path, section, index, raw)
         present.add(record.dataset)
         if dataset is not None and record.dataset != dataset:
