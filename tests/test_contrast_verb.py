@@ -74,7 +74,7 @@ def test_candidate_blocks_do_not_change_the_result(offline_run, nlp):
 
     captions, records, _ = offline_run
     search, _ = verb_search(VerbConfig(), nlp)
-    one_at_a_time = ContrastSearch("verb", search.finder, search.generator, search.constraints, block=1)
+    one_at_a_time = ContrastSearch("verb", search.finder, search.generator, search.constraints, block=1, max_block=1)
     docs = list(nlp.pipe(captions.texts[:12]))
     outcomes = one_at_a_time.run(docs, captions.caption_ids, captions.video_ids, list(range(12)))
     expected = {r.caption_id: r.contrast for r in records}
@@ -202,3 +202,16 @@ def test_t5_and_causal_lm_path_end_to_end(tiny_models, tmp_path):
     lines = out.read_text().splitlines()
     assert len(lines) == len(records)
     assert np.isfinite([r.filters["perplexity"]["ppl_contrast"] for r in records]).all()
+
+
+def test_wordnet_candidates_do_not_depend_on_python_hash_order():
+    """NLTK keeps related synsets in sets; the candidate list must not follow their iteration order."""
+    code = ("from tvrbench.resources import wordnet; from tvrbench.generators.config import WordNetGeneratorConfig; "
+            "from tvrbench.generators.verb import WordNetVerbs; w = WordNetVerbs(WordNetGeneratorConfig(), wordnet()); "
+            "print([w.alternatives(v, v) for v in ('give', 'talk', 'walk', 'play')])")  # fmt: skip
+    outputs = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       env={**__import__("os").environ, "PYTHONHASHSEED": seed}).stdout  # fmt: skip
+        for seed in ("1", "2", "3")
+    }
+    assert len(outputs) == 1 and "('take', 'antonym')" in outputs.pop()

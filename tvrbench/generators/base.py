@@ -127,7 +127,8 @@ class ContrastSearch:
 
     ``target_order``: ``random`` tries a caption's targets in a seeded random order (a uniform choice
     of target), ``first`` in sentence order. ``candidate_order``: ``random`` or ``rank`` (the
-    generator's order, e.g. beam score). ``block`` candidates per caption are checked per round.
+    generator's order, e.g. beam score). ``block`` candidates per caption are checked in the first
+    round, twice as many in each next one up to ``max_block``; the result does not depend on either.
     """
 
     def __init__(
@@ -140,6 +141,7 @@ class ContrastSearch:
         target_order: Literal["random", "first"] = "random",
         candidate_order: Literal["random", "rank"] = "random",
         block: int = 2,
+        max_block: int = 32,
     ):
         self.kind = kind
         self.finder = finder
@@ -149,6 +151,7 @@ class ContrastSearch:
         self.target_order = target_order
         self.candidate_order = candidate_order
         self.block = block
+        self.max_block = max(block, max_block)
 
     def run(self, docs: Sequence, caption_ids: Sequence[str], video_ids: Sequence[str], indices: Sequence[int]) -> list[Outcome]:
         """Contrasts for the captions at ``indices`` (a chunk); ``docs`` are parsed in the same order."""
@@ -185,14 +188,14 @@ class ContrastSearch:
         return [outcomes[index] for index in indices]
 
     def _first_survivors(self, candidate_lists: list[list[Candidate]]) -> list[tuple[Candidate | None, dict, Counter]]:
-        """Per list: its first candidate passing every constraint (checked ``block`` at a time), that
+        """Per list: its first candidate passing every constraint (checked a growing block at a time), that
         candidate's checks, and how many candidates each constraint turned down before it."""
         found: list[tuple[Candidate | None, dict]] = [(None, {})] * len(candidate_lists)
         turned_down = [Counter() for _ in candidate_lists]
         open_lists = [i for i, candidates in enumerate(candidate_lists) if candidates]
-        offset = 0
+        offset, block = 0, self.block
         while open_lists:
-            window = [(i, c) for i in open_lists for c in candidate_lists[i][offset : offset + self.block]]
+            window = [(i, c) for i in open_lists for c in candidate_lists[i][offset : offset + block]]
             alive = list(range(len(window)))
             checks: list[dict] = [{} for _ in window]
             for constraint in self.constraints:
@@ -209,7 +212,8 @@ class ContrastSearch:
                     found[i] = (candidate, checks[k])
                 else:
                     turned_down[i].update(name for name, c in checks[k].items() if not c["passed"])
-            offset += self.block
+            offset += block
+            block = min(2 * block, self.max_block)  # captions still open are the hard ones: bigger batches
             open_lists = [i for i in open_lists if found[i][0] is None and offset < len(candidate_lists[i])]
         return [(candidate, checks, turned) for (candidate, checks), turned in zip(found, turned_down)]
 

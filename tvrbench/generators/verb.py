@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from tvrbench.generators.base import Candidate, ContrastSearch, Request, Target, match_case, replace_tokens
 from tvrbench.generators.config import VerbConfig, WordNetGeneratorConfig
 
+RELATION_RANK = {"antonym": 0, "sister": 1, "domain": 1}  # antonyms first; the rest by SemCor count
 AUXILIARIES = frozenset({"be", "have", "do"})  # never proposed: they make no new action
 VERB_PATTERNS = [[{"POS": "VERB"}, {"TAG": {"IN": ["RP", "IN"]}, "OP": "?"}]]
 
@@ -88,35 +89,39 @@ class WordNetVerbs:
 
     @functools.lru_cache(maxsize=20000)
     def alternatives(self, lemma: str, head: str) -> tuple[tuple[str, str], ...]:
-        """(new lemma, relation) for ``lemma``; ``head`` is its first word, which must change."""
+        """(new lemma, relation) for ``lemma``; ``head`` is its first word, which must change.
+
+        Each name keeps its best (relation, count) over every place it was found, and the list is
+        sorted on a total order, so it never depends on the order WordNet returns related synsets.
+        """
         excluded = self.synonyms(lemma) | self.synonyms(head)
-        found: dict[str, tuple[str, int]] = {}
+        found: dict[str, tuple[int, int, str]] = {}  # name -> (relation rank, -count, relation)
+
+        def add(name: str, relation: str, count: int) -> None:
+            key = (RELATION_RANK[relation], -count, relation)
+            if name not in excluded and name.split("_")[0] != head and name.replace("_", "").isalpha():
+                found[name] = min(found.get(name, key), key)
+
         senses = self.wn.synsets(lemma, pos="v")[: self.config.senses]
         for synset in senses:
             if "antonym" in self.config.relations:
                 for own in synset.lemmas():
                     if own.name().lower() == lemma:
                         for antonym in own.antonyms():
-                            found.setdefault(antonym.name().lower(), ("antonym", 1 << 30))
+                            add(antonym.name().lower(), "antonym", antonym.count())
             if "domain" in self.config.relations:
                 for name, count in self.common_verbs(synset.lexname()):
-                    found.setdefault(name, ("domain", count))
+                    add(name, "domain", count)
             if "sister" in self.config.relations:
                 for hypernym in synset.hypernyms():
                     for sister in hypernym.hyponyms():
                         if sister in senses:
                             continue
                         for candidate in sister.lemmas():
-                            name = candidate.name().lower()
-                            if candidate.count() >= self.config.min_semcor_count and name not in found:
-                                found[name] = ("sister", candidate.count())
-        keep = [
-            (name, relation, count)
-            for name, (relation, count) in found.items()
-            if name not in excluded and name.split("_")[0] != head and name.replace("_", "").isalpha()
-        ]
-        keep.sort(key=lambda item: -item[2])  # antonyms first, then the most common senses
-        return tuple((name, relation) for name, relation, _ in keep[: self.config.max_candidates])
+                            if candidate.count() >= self.config.min_semcor_count:
+                                add(candidate.name().lower(), "sister", candidate.count())
+        keep = sorted((rank, minus_count, name, relation) for name, (rank, minus_count, relation) in found.items())
+        return tuple((name, relation) for _, _, name, relation in keep[: self.config.max_candidates])
 
     def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
         lists = []
