@@ -4,6 +4,7 @@ end with tiny models built here from a config and a tokenizer trained on the tes
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -211,7 +212,7 @@ def test_wordnet_candidates_do_not_depend_on_python_hash_order():
             "print([w.alternatives(v, v) for v in ('give', 'talk', 'walk', 'play')])")  # fmt: skip
     outputs = {
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                       env={**__import__("os").environ, "PYTHONHASHSEED": seed}).stdout  # fmt: skip
+                       env={**os.environ, "PYTHONHASHSEED": seed}).stdout  # fmt: skip
         for seed in ("1", "2", "3")
     }
     assert len(outputs) == 1 and "('take', 'antonym')" in outputs.pop()
