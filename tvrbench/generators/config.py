@@ -10,11 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, TypeVar
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field
+
+from tvrbench.config import Settings as BaseSettings
+from tvrbench.config import load_settings
 
 
-class Settings(BaseModel):
+class Settings(BaseSettings):
+    """Frozen: a contrast run's settings are hashed into its signature and must not change."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -108,20 +112,4 @@ SettingsT = TypeVar("SettingsT", bound=Settings)
 
 def load_config(path: str | Path | None, model: type[SettingsT]) -> SettingsT:
     """Defaults, or a YAML file validated against them (InputError names the file and the key)."""
-    from tvrbench.errors import InputError
-
-    if path is None:
-        return model()
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such config file")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as error:
-        raise InputError(path, f"not valid YAML ({error.__class__.__name__})") from None
-    try:
-        return model.model_validate(data)
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "top level"
-        raise InputError(path, f"{where}: {first['msg']}") from None
+    return load_settings(model, path)

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, write_json
+from tvrbench.io.files import jsonl_objects, read_text_file
 
 REQUIRED_FIELDS = ("caption_id", "video_id", "original", "contrast", "kind")
 
@@ -99,20 +100,7 @@ def apply_replacements(text: str, replacements: Iterable[Replacement]) -> tuple[
 def read_contrast_records(path: str | Path) -> list[ContrastRecord]:
     """Records of a contrast JSONL file; InputError naming the line on anything malformed."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such file")
-    records = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InputError(path, f"line {number}: malformed JSON ({error.msg})") from None
-            if not isinstance(data, dict):
-                raise InputError(path, f"line {number}: expected a JSON object")
-            records.append(ContrastRecord.from_json(data, str(path), number))
+    records = [ContrastRecord.from_json(data, str(path), number) for number, data in jsonl_objects(path, read_text_file(path))]
     if not records:
         raise InputError(path, "no contrast records")
     return records

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tvrbench.errors import InputError
-from tvrbench.io.files import PICKLE_MAGIC, read_text_file, require_file
+from tvrbench.io.files import PICKLE_MAGIC, jsonl_objects, read_text_file, require_file
 
 GENERIC_COLUMNS = ("caption_id", "text", "video_id")
 JSFUSION_COLUMNS = ("key", "vid_key", "video_id", "sentence")
@@ -202,18 +202,7 @@ def _is_pickle(path: Path) -> bool:
 
 
 def _read_jsonl(path: Path, text: str) -> Captions:
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise InputError(path, f"line {number}: malformed JSON ({error.msg})") from None
-        if not isinstance(record, dict):
-            raise InputError(path, f"line {number}: expected a JSON object")
-        rows.append(record)
-    return _from_rows(path, rows, *GENERIC_COLUMNS, line0=1)
+    return _from_rows(path, [record for _, record in jsonl_objects(path, text)], *GENERIC_COLUMNS, line0=1)
 
 
 def _read_msrvtt_json(path: Path, text: str) -> Captions:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
 
 from tvrbench.errors import InputError
@@ -33,3 +35,17 @@ def read_text_file(path: str | Path) -> str:
     if not text.strip():
         raise InputError(path, "empty file")
     return text
+
+
+def jsonl_objects(path: Path, text: str) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a JSON Lines text; InputError naming the line."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(path, f"line {number}: malformed JSON ({error.msg})") from None
+        if not isinstance(record, dict):
+            raise InputError(path, f"line {number}: expected a JSON object")
+        yield number, record
