@@ -11,7 +11,7 @@ except MdR (median) and GMR (geometric mean of the aggregated C@1, C@5, C@10).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,6 +34,7 @@ class RankedQueries:
     rank: np.ndarray
     gain: np.ndarray
     judged: np.ndarray
+    _first: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def per_query_sum(self, weights: np.ndarray) -> np.ndarray:
         return np.bincount(self.query, weights=weights, minlength=self.n_queries)
@@ -50,10 +51,13 @@ class RankedQueries:
         return np.where(self.positive_counts() > 0, values, np.nan)
 
     def first_positive_rank(self) -> np.ndarray:
-        first = np.full(self.n_queries, np.inf)
-        positive = self.gain > 0
-        np.minimum.at(first, self.query[positive], self.rank[positive])
-        return np.where(np.isfinite(first), first, np.nan)
+        """Rank of each query's best positive (NaN without one); computed once, read by C@K, MdR, MnR."""
+        if self._first is None:
+            first = np.full(self.n_queries, np.inf)
+            positive = self.gain > 0
+            np.minimum.at(first, self.query[positive], self.rank[positive])
+            self._first = np.where(np.isfinite(first), first, np.nan)
+        return self._first
 
     def positives_by_rank(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Positives sorted by (query, rank): their query, rank and 1-based order within the query."""

@@ -232,6 +232,15 @@ def _count_above(line, value):
     return greater, at_least
 
 
+@numba.njit(cache=True, inline="always")
+def _count_non_finite(line):
+    """NaN and infinite cells of a line, vectorized."""
+    bad = np.int32(0)
+    for item in range(line.shape[0]):
+        bad += np.int32(line[item] != line[item]) + np.int32(np.abs(line[item]) == np.inf)
+    return bad
+
+
 @numba.njit(cache=True)
 def _rank_line_exactly(line, start, stop, above_start, positions, target_scores, sorted_scores, order, gains, above,
                        tied_before, tied_total, tie_code, out):
@@ -313,6 +322,9 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
             if stop - start <= _COUNTED_ROW_TARGETS:
                 for t in range(start, stop):
                     row_greater[t], row_at_least[t] = _count_above(line, row_scores[t])
+                if n_column_targets == 0:  # nothing to screen for: only check the cells are finite
+                    bad += _count_non_finite(line)
+                    continue
             for block in range(0, whole_blocks, _BLOCK):
                 # Vectorized screen (fixed trip count): most cells are finite and below both the
                 # row's lowest screened target and the column's lowest target, and need no more work.
