@@ -2,9 +2,14 @@
 
 Every label-based metric depends only on the ranks of the items that carry a label (positives,
 judged items, items with graded relevance). This module computes those ranks in one pass over the
-scores: per query, the labelled items' scores are sorted, and every other item is compared with the
-smallest of them and, when above it, placed among them by binary search. Most items of a useful
-model score below every labelled item, so the pass costs about one comparison per cell, on all cores.
+scores, on all cores, text-to-video (rows) and video-to-text (columns) together:
+
+* a row with few labels counts, per label, the cells above it with vector instructions;
+* other lines compare every cell, 64 at a time, with their lowest label and place only the few
+  cells above it among the labels (most cells of a useful model score below every label);
+* for nDCG with a cutoff, a column may instead keep just its best m cells in a heap.
+
+Each strategy is tested equal to sort-based ranks (``tests/test_evaluation_metrics.py``).
 
 Ties (SPEC §2) — the rank of labelled item ``t`` with relevance ``g_t`` among items of equal score:
 
