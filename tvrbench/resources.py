@@ -111,11 +111,6 @@ def wordnet():
         return WordNetCorpusReader(str(prepared), None)
 
 
-def wordnet_version() -> str:
-    reader = wordnet()
-    return f"{reader.get_version()}"
-
-
 # --------------------------------------------------------------------------- spaCy
 
 
@@ -198,7 +193,7 @@ def _check_module(module: str) -> str:
 
 
 def _check_wordnet() -> str:
-    return f"WordNet {wordnet_version()}"
+    return f"WordNet {wordnet().get_version()}"
 
 
 def _check_spacy() -> str:

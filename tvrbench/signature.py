@@ -64,11 +64,3 @@ class Signature:
 
     def __str__(self) -> str:
         return "|".join(f"{key}:{value}" for key, value in self.fields.items())
-
-    def as_dict(self) -> dict[str, str]:
-        return dict(self.fields)
-
-    @staticmethod
-    def parse(text: str) -> dict[str, str]:
-        """Fields of a signature string, for comparing two results."""
-        return dict(part.split(":", 1) for part in text.split("|") if part)
