@@ -275,19 +275,24 @@ def test_target_ranks_equal_sort_based_ranks(ties, dtype):
         assert np.array_equal(column_ranks, expected_columns)
 
 
-def test_columns_top_only_ranks_are_exact_within_the_cutoff():
-    """Each column keeps its best m cells (m = its targets): ranks ≤ m exact, the others m + 1."""
+@pytest.mark.parametrize("ties", ["stable", "optimistic", "pessimistic", "average"])
+def test_columns_top_only_ranks_are_exact_within_the_cutoff(ties):
+    """Ranks ≤ m (m = the column's targets) are exact, the others m + 1: on small matrices with
+    many ties, and on taller ones where the first screen comes from a sample of the rows."""
     from scipy import sparse
 
     rng = np.random.default_rng(17)
-    for trial in range(60):
-        n_rows, n_columns = rng.integers(1, 40), rng.integers(1, 30)
-        scores = rng.integers(0, rng.choice([3, 10**6]), size=(n_rows, n_columns)).astype(rng.choice([np.float32, np.float64]))
-        columns = sparse.random(n_columns, n_rows, density=rng.uniform(0.02, 0.9), random_state=trial, format="csr")
-        columns.data[:] = 1.0
-        _, exact = target_ranks(scores, columns=columns)
-        _, top = target_ranks(scores, columns=columns, columns_top_only=True)
+    for trial in range(40):
+        tall = trial % 2 == 0
+        n_rows, n_columns = rng.integers(500, 3000) if tall else rng.integers(1, 40), rng.integers(1, 30)
+        levels = rng.choice([3, 10**6])
+        scores = rng.integers(0, levels, size=(n_rows, n_columns)).astype(rng.choice([np.float32, np.float64]))
+        density = rng.uniform(0.001, 0.02) if tall else rng.uniform(0.02, 0.9)
+        columns = sparse.random(n_columns, n_rows, density=density, random_state=trial, format="csr")
+        columns.data = rng.integers(1, 3, columns.nnz).astype(float)
+        targets = columns.T.tocoo()
+        scores[targets.row, targets.col] += rng.integers(0, 2, targets.nnz) * (levels // 2)  # some score high
+        _, exact = target_ranks(scores, columns=columns, ties=ties)
+        _, top = target_ranks(scores, columns=columns, ties=ties, columns_top_only=True)
         cutoff = np.repeat(np.diff(columns.indptr), np.diff(columns.indptr))
         assert np.array_equal(top, np.where(exact <= cutoff, exact, cutoff + 1))
-    with pytest.raises(ValueError, match="stable"):
-        target_ranks(scores, columns=columns, ties="average", columns_top_only=True)

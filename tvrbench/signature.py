@@ -7,6 +7,7 @@ Two results are comparable when their signatures are equal.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 from collections.abc import Iterable, Mapping
@@ -15,8 +16,9 @@ from pathlib import Path
 import tvrbench
 
 
+@functools.cache
 def package_version(name: str) -> str:
-    """Installed version of a distribution, or ``none``."""
+    """Installed version of a distribution, or ``none`` (read once per process: it parses files)."""
     try:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:

@@ -69,9 +69,8 @@ def _metric_objects(names, ap: str, ndcg: str) -> tuple[list[str], list[Metric]]
 
 
 def _ranked(n_queries: int, targets: sparse.csr_matrix, ranks: np.ndarray, judged: np.ndarray | None = None) -> RankedQueries:
-    query = np.repeat(np.arange(n_queries), np.diff(targets.indptr))
     gain = np.asarray(targets.data, dtype=np.float64)
-    return RankedQueries(n_queries, query, ranks, gain, np.ones(gain.size, bool) if judged is None else judged)
+    return RankedQueries(n_queries, targets.indptr, ranks, gain, np.ones(gain.size, bool) if judged is None else judged)
 
 
 def _fuse(block: np.ndarray, judgments: Judgments, rows: slice | None, columns: slice | None, fusion: str) -> np.ndarray:
@@ -149,7 +148,7 @@ def evaluate(
     binary_ndcg = ndcg_metrics and relevance is None
     columns = judgments.positive.T.astype(np.float64).tocsr() if binary_ndcg and any(m.direction == "v2t" for m in ndcg_metrics) else None
     # nDCG with a cutoff (epic, paper) needs only the column ranks within each video's cutoff.
-    top_only = columns is not None and ties == "stable" and ndcg != "full"
+    top_only = columns is not None and ndcg != "full"
     row_ranks, column_ranks = target_ranks(scores, rows=rows, columns=columns, ties=ties, columns_top_only=top_only)
 
     t2v = _ranked(n_queries, rows, row_ranks)
