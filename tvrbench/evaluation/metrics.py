@@ -131,6 +131,7 @@ class RankedQueries:
     _grouped: tuple | None = field(default=None, init=False, repr=False)
     _first: np.ndarray | None = field(default=None, init=False, repr=False)
     _counts: np.ndarray | None = field(default=None, init=False, repr=False)
+    _without_positive: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def positives(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(pointer, ranks, gains): each query's positives as CSR arrays; computed once."""
@@ -155,7 +156,10 @@ class RankedQueries:
 
     def defined(self, values: np.ndarray) -> np.ndarray:
         """``values`` with NaN for queries without any positive."""
-        return np.where(self.positive_counts() > 0, values, np.nan)
+        if self._without_positive is None:
+            self._without_positive = np.flatnonzero(self.positive_counts() == 0)
+        values[self._without_positive] = np.nan  # the metrics pass fresh arrays
+        return values
 
     def first_positive_rank(self) -> np.ndarray:
         """Rank of each query's best positive (NaN without one); read by C@K, MdR, MnR."""
@@ -165,6 +169,12 @@ class RankedQueries:
             has = pointer[1:] > pointer[:-1]
             self._first[has] = ranks[pointer[:-1][has]]
         return self._first
+
+
+def _defined(values: np.ndarray) -> np.ndarray:
+    """The values of the queries where a metric is defined (not NaN); usually all of them."""
+    missing = np.isnan(values)
+    return values[~missing] if missing.any() else values
 
 
 class Metric:
@@ -177,7 +187,7 @@ class Metric:
         raise NotImplementedError
 
     def aggregate(self, values: np.ndarray) -> float:
-        defined = values[~np.isnan(values)]
+        defined = _defined(values)
         return float(defined.mean()) if defined.size else float("nan")
 
     def __repr__(self) -> str:
@@ -260,7 +270,7 @@ class MedianRank(Metric):
         return ranked.first_positive_rank()
 
     def aggregate(self, values):
-        defined = values[~np.isnan(values)]
+        defined = _defined(values)
         return float(np.median(defined)) if defined.size else float("nan")
 
 

@@ -317,6 +317,7 @@ def _column_seeds(scores, col_ptr, col_pos, step, n_groups, n_threads):
 
 @numba.njit(cache=True, parallel=True)
 def _prepare_columns(scores, col_ptr, col_pos, column_scores, column_sorted, column_order):
+    """Gather and sort every column's targets (a few cells each: random reads are cheap here)."""
     for column in numba.prange(scores.shape[1]):
         _prepare(scores[:, column], col_ptr[column], col_ptr[column + 1], col_pos, column_scores, column_sorted,
                  column_order)
@@ -328,11 +329,11 @@ def _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code,
                  column_above, column_tied_before, column_tied_total, screens, out_of_play, above_lowest,
                  tile_maxima, non_finite):
     """Each thread owns a range of rows: it ranks their targets and keeps its own column counts."""
-    infinity = np.full(1, np.inf, scores.dtype)[0]  # typed as the scores, so the sweep stays in float32
     n_rows = scores.shape[0]
     n_chunks = non_finite.shape[0]
     columns = col_pos.shape[0] > 0
     for chunk in numba.prange(n_chunks):
+        infinity = np.full(1, np.inf, scores.dtype)[0]  # typed as the scores: the sweep stays in float32
         part_maxima = tile_maxima[chunk]
         bad = 0
         first, last = chunk * n_rows // n_chunks, (chunk + 1) * n_rows // n_chunks
