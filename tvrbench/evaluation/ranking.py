@@ -65,10 +65,18 @@ def _prepare(line, start, stop, positions, target_scores, sorted_scores, order):
         return np.inf
     for t in range(start, stop):
         target_scores[t] = line[positions[t]]
-    local = np.argsort(target_scores[start:stop], kind="mergesort")
-    for j in range(stop - start):
-        order[start + j] = local[j]
-        sorted_scores[start + j] = target_scores[start + local[j]]
+    if stop - start > _LINEAR:
+        local = np.argsort(target_scores[start:stop], kind="mergesort")
+        for j in range(stop - start):
+            order[start + j] = local[j]
+            sorted_scores[start + j] = target_scores[start + local[j]]
+        return sorted_scores[start]
+    for j in range(stop - start):  # insertion sort, stable: no allocation for a few targets
+        value, i = target_scores[start + j], start + j
+        while i > start and sorted_scores[i - 1] > value:
+            sorted_scores[i], order[i] = sorted_scores[i - 1], order[i - 1]
+            i -= 1
+        sorted_scores[i], order[i] = value, j
     return sorted_scores[start]
 
 
