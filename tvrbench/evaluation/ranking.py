@@ -41,7 +41,7 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "workqueue"
 
 _BLOCK = 64  # cells of a row screened together before any per-cell work
-_LINEAR = 64  # up to this many targets in a line, locate a cell by counting, not bisecting
+_LINEAR = 64  # a line with up to this many targets: sort them in place, place a cell by counting
 _COUNTED_ROW_TARGETS = 4  # rows with at most this many targets are counted, not screened
 _TILE = 64  # rows whose columns are screened together ...
 _PART = 16  # ... through each column's maximum over every part of this many rows
