@@ -158,7 +158,9 @@ class RankedQueries:
         """``values`` with NaN for queries without any positive."""
         if self._without_positive is None:
             self._without_positive = np.flatnonzero(self.positive_counts() == 0)
-        values[self._without_positive] = np.nan  # the metrics pass fresh arrays
+        if self._without_positive.size:
+            values = values.copy()
+            values[self._without_positive] = np.nan
         return values
 
     def first_positive_rank(self) -> np.ndarray:

@@ -208,10 +208,7 @@ def _rank_line_exactly(line, start, stop, above_start, positions, target_scores,
     above[above_start : above_start + stop - start + 1] = 0
     tied_before[start:stop] = 0
     tied_total[start:stop] = 0
-    for item in range(line.shape[0]):
-        value = line[item]
-        if value >= lowest:
-            _visit(value, item, start, stop, above_start, sorted_scores, order, positions, above, tied_before, tied_total)
+    _screen_row(line, start, stop, above_start, lowest, positions, sorted_scores, order, above, tied_before, tied_total)
     _finish(start, stop, above_start, target_scores, gains, positions, order, above, tied_before, tied_total, tie_code, out)
 
 
@@ -253,7 +250,7 @@ def _visit_tile(scores, first, last, part_maxima, col_ptr, col_pos, sorted_score
 
 
 @numba.njit(cache=True, parallel=True)
-def _column_seeds(scores, col_ptr, col_pos, step, n_groups, n_threads):
+def _column_seeds(scores, col_ptr, col_pos, step, n_groups, depth, n_threads):
     """A lower bound of each column's m-th best score (m = its targets), from a sample of rows.
 
     The sample takes every ``step``-th tile of ``_TILE`` rows; it is split into ``n_groups`` groups
@@ -262,7 +259,8 @@ def _column_seeds(scores, col_ptr, col_pos, step, n_groups, n_threads):
     m-th largest of all these cells is at most the column's m-th best score, so a cell below it
     can never be among the best m and needs no look. (In a useful model the targets score high,
     which makes the bound tight.) The group maxima are ranked with an insertion network,
-    vectorized over columns. Columns with more targets than groups get -inf; empty ones +inf.
+    vectorized over columns, down to ``depth`` (the most targets of a column, at most
+    ``n_groups``). Columns with more targets than that get -inf; empty ones +inf.
     """
     n_rows, n_columns = scores.shape
     n_sampled = 0
@@ -273,10 +271,6 @@ def _column_seeds(scores, col_ptr, col_pos, step, n_groups, n_threads):
         maxima[group] = -np.inf
         for k in range(group * n_sampled // n_groups, (group + 1) * n_sampled // n_groups):
             _raise_to(maxima[group], scores[(k // _TILE) * _TILE * step + k % _TILE])
-    depth = 0
-    for column in range(n_columns):
-        depth = max(depth, col_ptr[column + 1] - col_ptr[column])
-    depth = min(depth, n_groups)
     seeds = np.empty(n_columns, scores.dtype)
     for thread in numba.prange(n_threads):
         first, last = thread * n_columns // n_threads, (thread + 1) * n_columns // n_threads
@@ -437,7 +431,7 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
                 depth = max(depth, col_ptr[column + 1] - col_ptr[column])
             n_groups = min(n_rows, _SEED_GROUPS_PER_TARGET * min(depth, _SEED_DEPTH))
             step = max(1, min(_SEED_SAMPLE_STEP, n_rows // (n_groups * _TILE)))
-            seeds = _column_seeds(scores, col_ptr, col_pos, step, n_groups, n_chunks)
+            seeds = _column_seeds(scores, col_ptr, col_pos, step, n_groups, min(depth, n_groups), n_chunks)
         for column in range(n_columns):  # targets below the seed are out of play from the start
             start, stop = col_ptr[column], col_ptr[column + 1]
             below = np.searchsorted(column_sorted[start:stop], seeds[column])
