@@ -141,9 +141,7 @@ def evaluate(
     requested, objects = _metric_objects(metrics, ap, ndcg)
     n_queries, n_videos = scores.shape
 
-    # Row targets: every judged cell, gain 1 for positives and 0 for the rest.
-    rows = (judgments.judged.astype(np.float64) + judgments.positive.astype(np.float64)).tocsr()
-    rows.data = (rows.data > 1).astype(np.float64)  # positives are judged too: they sum to 2
+    rows = judgments.gains()  # row targets: every judged cell
     ndcg_metrics = [m for m in objects if isinstance(m, NDCG)]
     binary_ndcg = ndcg_metrics and relevance is None
     columns = judgments.positive.T.astype(np.float64).tocsr() if binary_ndcg and any(m.direction == "v2t" for m in ndcg_metrics) else None

@@ -45,6 +45,15 @@ class Judgments:
     def has_extra_labels(self) -> bool:
         return len(self.sources) > 1
 
+    def gains(self) -> sparse.csr_matrix:
+        """Every judged pair, with gain 1 if it is a positive and 0 if not (float CSR)."""
+        judged = self.judged
+        if judged.nnz == self.positive.nnz:  # positives are judged: the same pairs, all gain 1
+            return sparse.csr_matrix((np.ones(judged.nnz), judged.indices, judged.indptr), shape=judged.shape)
+        both = (judged.astype(np.float64) + self.positive.astype(np.float64)).tocsr()
+        both.data = (both.data > 1).astype(np.float64)  # a positive sums to 2
+        return both
+
     def original_only(self) -> "Judgments":
         """The same queries judged by their original pairs alone."""
         empty = sparse.csr_matrix(self.shape, dtype=bool)

@@ -65,18 +65,20 @@ def _prepare(line, start, stop, positions, target_scores, sorted_scores, order):
         return np.inf
     for t in range(start, stop):
         target_scores[t] = line[positions[t]]
+    values = target_scores[start:stop]  # slices, indexed from 0: numba vectorizes their loops
     if stop - start > _LINEAR:
-        local = np.argsort(target_scores[start:stop], kind="mergesort")
+        local = np.argsort(values, kind="mergesort")
         for j in range(stop - start):
             order[start + j] = local[j]
-            sorted_scores[start + j] = target_scores[start + local[j]]
+            sorted_scores[start + j] = values[local[j]]
         return sorted_scores[start]
-    for j in range(stop - start):  # insertion sort, stable: no allocation for a few targets
-        value, i = target_scores[start + j], start + j
-        while i > start and sorted_scores[i - 1] > value:
-            sorted_scores[i], order[i] = sorted_scores[i - 1], order[i - 1]
-            i -= 1
-        sorted_scores[i], order[i] = value, j
+    for j in range(values.shape[0]):  # a few targets: each one's place is a vectorized count
+        value = values[j]
+        place = 0
+        for k in range(values.shape[0]):
+            place += (values[k] < value) | ((values[k] == value) & (k < j))
+        sorted_scores[start + place] = value
+        order[start + place] = j
     return sorted_scores[start]
 
 
@@ -85,9 +87,10 @@ def _visit(value, item, start, stop, above_start, sorted_scores, order, position
     """Account for one item not below the line's lowest target; returns how many targets it is
     strictly above."""
     if stop - start <= _LINEAR:  # branch-free count, vectorized: no mispredicted jumps
+        targets = sorted_scores[start:stop]
         low = start
-        for j in range(start, stop):
-            low += sorted_scores[j] < value
+        for j in range(targets.shape[0]):
+            low += targets[j] < value
     else:  # binary search for the first sorted target >= value
         low, high = start, stop
         while low < high:
@@ -163,14 +166,14 @@ def _screen_row(line, start, stop, above_start, lowest, positions, sorted_scores
     n_columns = line.shape[0]
     bad = 0
     for block in range(0, n_columns, _BLOCK):
-        end = min(n_columns, block + _BLOCK)
+        cells = line[block : block + _BLOCK]
         interesting = np.int32(0)
-        for item in range(block, end):  # vectorized: most cells are finite and below the lowest
-            value = line[item]
+        for item in range(cells.shape[0]):  # vectorized: most cells are finite and below the lowest
+            value = cells[item]
             interesting += np.int32(value >= lowest) + np.int32(value - value != 0)
         if not interesting:
             continue
-        for item in range(block, end):
+        for item in range(block, block + cells.shape[0]):
             value = line[item]
             if not (np.abs(value) < np.inf):
                 bad += 1
@@ -250,7 +253,7 @@ def _visit_tile(scores, first, last, part_maxima, col_ptr, col_pos, sorted_score
 
 
 @numba.njit(cache=True, parallel=True)
-def _column_seeds(scores, col_ptr, col_pos, step, n_groups, depth, n_threads):
+def _column_seeds(scores, col_ptr, col_pos, column_sorted, column_order, step, n_groups, depth, n_threads):
     """A lower bound of each column's m-th best score (m = its targets), from a sample of rows.
 
     The sample takes every ``step``-th tile of ``_TILE`` rows; it is split into ``n_groups`` groups
@@ -284,32 +287,23 @@ def _column_seeds(scores, col_ptr, col_pos, step, n_groups, depth, n_threads):
                     larger = max(kept[i], carried[i])
                     carried[i] = min(kept[i], carried[i])
                     kept[i] = larger
-        targets = np.empty(depth, scores.dtype)
         for column in range(first, last):
             start, stop = col_ptr[column], col_ptr[column + 1]
             m = stop - start
             if m == 0 or m > depth:
                 seeds[column] = np.inf if m == 0 else -np.inf
                 continue
-            count = 0  # the targets that are not a group's maximum, in decreasing order
-            for t in range(start, stop):
-                row = col_pos[t]
-                value = scores[row, column]
-                if (row // _TILE) % step == 0:
-                    k = (row // _TILE // step) * _TILE + row % _TILE
-                    if value >= maxima[((k + 1) * n_groups - 1) // n_sampled, column]:
-                        continue
-                i = count
-                while i > 0 and targets[i - 1] < value:
-                    targets[i] = targets[i - 1]
-                    i -= 1
-                targets[i] = value
-                count += 1
-            g, i = 0, 0  # merge both decreasing lists down to the m-th cell
+            g, p = 0, stop - 1  # merge the group maxima and the targets, both best first
             for _ in range(m):
-                if i < count and (g == depth or targets[i] > best[g, column - first]):
-                    seed = targets[i]
-                    i += 1
+                while p >= start:  # skip a target that is its group's maximum: already counted
+                    row = col_pos[start + column_order[p]]
+                    k = (row // (_TILE * step)) * _TILE + row % _TILE  # its place in the sample
+                    if (row // _TILE) % step or column_sorted[p] < maxima[((k + 1) * n_groups - 1) // n_sampled, column]:
+                        break
+                    p -= 1
+                if p >= start and (g == depth or column_sorted[p] > best[g, column - first]):
+                    seed = column_sorted[p]
+                    p -= 1
                 else:
                     seed = best[g, column - first]
                     g += 1
@@ -431,7 +425,8 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
                 depth = max(depth, col_ptr[column + 1] - col_ptr[column])
             n_groups = min(n_rows, _SEED_GROUPS_PER_TARGET * min(depth, _SEED_DEPTH))
             step = max(1, min(_SEED_SAMPLE_STEP, n_rows // (n_groups * _TILE)))
-            seeds = _column_seeds(scores, col_ptr, col_pos, step, n_groups, min(depth, n_groups), n_chunks)
+            seeds = _column_seeds(scores, col_ptr, col_pos, column_sorted, column_order, step, n_groups,
+                                  min(depth, n_groups), n_chunks)
         for column in range(n_columns):  # targets below the seed are out of play from the start
             start, stop = col_ptr[column], col_ptr[column + 1]
             below = np.searchsorted(column_sorted[start:stop], seeds[column])
