@@ -74,9 +74,9 @@ def _prepare(line, start, stop, positions, target_scores, sorted_scores, order):
         return sorted_scores[start]
     for j in range(values.shape[0]):  # a few targets: each one's place is a vectorized count
         value = values[j]
-        place = 0
+        place = np.int32(0)
         for k in range(values.shape[0]):
-            place += (values[k] < value) | ((values[k] == value) & (k < j))
+            place = np.int32(place + ((values[k] < value) | ((values[k] == value) & (k < j))))
         sorted_scores[start + place] = value
         order[start + place] = j
     return sorted_scores[start]
@@ -88,9 +88,10 @@ def _visit(value, item, start, stop, above_start, sorted_scores, order, position
     strictly above."""
     if stop - start <= _LINEAR:  # branch-free count, vectorized: no mispredicted jumps
         targets = sorted_scores[start:stop]
-        low = start
+        below = np.int32(0)
         for j in range(targets.shape[0]):
-            low += targets[j] < value
+            below = np.int32(below + (targets[j] < value))
+        low = start + below
     else:  # binary search for the first sorted target >= value
         low, high = start, stop
         while low < high:
@@ -170,7 +171,7 @@ def _screen_row(line, start, stop, above_start, lowest, positions, sorted_scores
         interesting = np.int32(0)
         for item in range(cells.shape[0]):  # vectorized: most cells are finite and below the lowest
             value = cells[item]
-            interesting += np.int32(value >= lowest) + np.int32(value - value != 0)
+            interesting = np.int32(interesting + (value >= lowest) + (value - value != 0))
         if not interesting:
             continue
         for item in range(block, block + cells.shape[0]):
@@ -195,9 +196,9 @@ def _sweep(line, value, maxima, keep_maxima):
     bad = np.int32(0)
     for item in range(line.shape[0]):
         cell = line[item]
-        greater += np.int32(cell > value)
-        at_least += np.int32(cell >= value)
-        bad += np.int32(cell - cell != 0)
+        greater = np.int32(greater + (cell > value))
+        at_least = np.int32(at_least + (cell >= value))
+        bad = np.int32(bad + (cell - cell != 0))
         if keep_maxima:
             maxima[item] = cell if cell > maxima[item] else maxima[item]
     return greater, at_least, bad
