@@ -217,22 +217,27 @@ def _rank_line_exactly(line, start, stop, above_start, positions, target_scores,
 
 
 @numba.njit(cache=True)
-def _visit_tile(scores, first, last, part_maxima, col_ptr, col_pos, sorted_scores, order, above, tied_before,
-                tied_total, screen, out_of_play, above_lowest, cutoff):
+def _visit_tile(scores, first, last, part_maxima, passing, col_ptr, col_pos, sorted_scores, order, above,
+                tied_before, tied_total, screen, out_of_play, above_lowest, cutoff):
     """Visit the cells of rows ``[first, last)`` that reach their column's screen.
 
-    ``part_maxima[p]`` holds each column's maximum over the p-th ``_PART`` rows: only a part whose
-    maximum reaches the screen is read again, from the cache. ``screen`` is the score of the
+    ``part_maxima[p]`` holds each column's maximum over the p-th ``_PART`` rows (its last row is
+    scratch): only a part whose maximum reaches the screen is read again, from the cache. The
+    columns that reach it anywhere in the tile are found with vector instructions and listed
+    without a jump (``passing``): a jump per column, taken at random, cost more. ``screen`` is the score of the
     column's lowest target in play, ``out_of_play`` the number of targets below it and
     ``above_lowest`` the cells seen strictly above it. With ``cutoff``, a target with m cells
     strictly above it (m = the column's targets) leaves play: its rank is beyond m."""
     n_parts = (last - first + _PART - 1) // _PART
+    reach = part_maxima[-1]  # each column's maximum over the tile
+    reach[:] = part_maxima[0]
+    for part in range(1, n_parts):
+        _raise_to(reach, part_maxima[part])
+    count = 0
     for column in range(scores.shape[1]):
-        best = part_maxima[0, column]
-        for part in range(1, n_parts):
-            best = max(best, part_maxima[part, column])
-        if not best >= screen[column]:
-            continue
+        passing[count] = column
+        count += reach[column] >= screen[column]
+    for column in passing[:count]:
         start, stop = col_ptr[column], col_ptr[column + 1]
         m = stop - start
         for part in range(n_parts):
@@ -324,7 +329,7 @@ def _prepare_columns(scores, col_ptr, col_pos, column_scores, column_sorted, col
 def _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code, cutoff, row_ranks, row_scores,
                  row_sorted, row_order, row_above, row_tied_before, row_tied_total, column_sorted, column_order,
                  column_above, column_tied_before, column_tied_total, screens, out_of_play, above_lowest,
-                 tile_maxima, non_finite):
+                 tile_maxima, passing, non_finite):
     """Each thread owns a range of rows: it ranks their targets and keeps its own column counts."""
     n_rows = scores.shape[0]
     n_chunks = non_finite.shape[0]
@@ -363,7 +368,8 @@ def _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code,
                     if columns:
                         _raise_to(maxima, line)
             if columns:
-                _visit_tile(scores, tile, min(last, tile + _TILE), part_maxima, col_ptr, col_pos, column_sorted,
+                _visit_tile(scores, tile, min(last, tile + _TILE), part_maxima, passing[chunk], col_ptr, col_pos,
+                            column_sorted,
                             column_order, column_above[chunk], column_tied_before[chunk], column_tied_total[chunk],
                             screens[chunk], out_of_play[chunk], above_lowest[chunk], cutoff)
         non_finite[chunk] = bad
@@ -414,7 +420,8 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
     screens = np.empty((n_chunks, n_columns), scores.dtype)
     out_of_play = np.zeros((n_chunks, n_columns), np.int64)
     above_lowest = np.zeros((n_chunks, n_columns), np.int64)
-    tile_maxima = np.empty((n_chunks, _TILE // _PART, n_columns if n_column_targets else 0), scores.dtype)
+    tile_maxima = np.empty((n_chunks, _TILE // _PART + 1, n_columns if n_column_targets else 0), scores.dtype)
+    passing = np.empty((n_chunks, n_columns), np.int64)
     non_finite = np.zeros(n_chunks, np.int64)
 
     if n_column_targets:
@@ -436,7 +443,7 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
     _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code, cutoff, row_ranks, row_scores,
                  row_sorted, row_order, row_above, row_tied_before, row_tied_total, column_sorted, column_order,
                  column_above, column_tied_before, column_tied_total, screens, out_of_play, above_lowest,
-                 tile_maxima, non_finite)
+                 tile_maxima, passing, non_finite)
     if n_column_targets:
         for chunk in range(1, n_chunks):
             column_above[0] += column_above[chunk]
