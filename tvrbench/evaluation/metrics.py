@@ -116,11 +116,14 @@ def _ndcg(pointer, ranks, gains, discounts, exponential, cut_at_positives):
     for query in range(n_queries):
         first, last = pointer[query], pointer[query + 1]
         dcg = 0.0
-        for j in range(first, last):
-            if not cut_at_positives or ranks[j] <= last - first:
-                k = int(ranks[j]) - 1
-                exact = k == ranks[j] - 1 and k < discounts.size  # fractional ranks: average ties
-                dcg += gain[j] * (discounts[k] if exact else 1.0 / np.log2(ranks[j] + 1.0))
+        for j in range(first, last):  # without a jump on whether a rank counts: it is random
+            rank = ranks[j]
+            counted = not cut_at_positives or rank <= last - first
+            if cut_at_positives:  # a rank that does not count may take any finite discount
+                rank = min(rank, discounts.size)
+            k = int(rank) - 1
+            exact = k + 1 == rank and k < discounts.size  # fractional ranks: average ties
+            dcg += counted * gain[j] * (discounts[k] if exact else 1.0 / np.log2(rank + 1.0))
         decreasing = True  # binary gains always are
         for j in range(first + 1, last):
             decreasing &= gain[j] <= gain[j - 1]
