@@ -144,7 +144,7 @@ def evaluate(
     rows = judgments.gains()  # row targets: every judged cell
     ndcg_metrics = [m for m in objects if isinstance(m, NDCG)]
     binary_ndcg = ndcg_metrics and relevance is None
-    columns = judgments.positive.T.astype(np.float64).tocsr() if binary_ndcg and any(m.direction == "v2t" for m in ndcg_metrics) else None
+    columns = judgments.positive.T.tocsr() if binary_ndcg and any(m.direction == "v2t" for m in ndcg_metrics) else None
     # nDCG with a cutoff (epic, paper) needs only the column ranks within each video's cutoff.
     top_only = columns is not None and ndcg != "full"
     row_ranks, column_ranks = target_ranks(scores, rows=rows, columns=columns, ties=ties, columns_top_only=top_only)
