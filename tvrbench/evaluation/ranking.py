@@ -25,6 +25,12 @@ Ties (SPEC §2) — the rank of labelled item ``t`` with relevance ``g_t`` among
   method="average")``), the "averaging" of Collaborative Experts / TeachText.
 
 Items without a label count as relevance 0.
+
+Two numba habits decide the speed here (checked in the generated assembly): a sum of ``int32``
+values is widened to ``int64``, which halves the vector width, unless each step is cast back
+(``n = np.int32(n + flag)``); and a loop over ``range(start, stop)`` indexes with wraparound for
+negative indexes, which turned vector loads into gathers or kept the loop scalar, while a loop
+over a slice indexed from 0 vectorizes.
 """
 
 from __future__ import annotations
