@@ -296,3 +296,14 @@ def test_columns_top_only_ranks_are_exact_within_the_cutoff(ties):
         _, top = target_ranks(scores, columns=columns, ties=ties, columns_top_only=True)
         cutoff = np.repeat(np.diff(columns.indptr), np.diff(columns.indptr))
         assert np.array_equal(top, np.where(exact <= cutoff, exact, cutoff + 1))
+
+
+def test_median_rank_by_counting_equals_numpy_median():
+    from tvrbench.evaluation.metrics import _median_rank
+
+    rng = np.random.default_rng(5)
+    for size in (1, 2, 7, 10, 1001):
+        whole = rng.integers(1, 40, size).astype(np.float64)
+        for ranks in (whole, whole / 2 + 0.5, rng.random(size) * 9 + 1):  # whole, half, other numbers
+            assert _median_rank(ranks) == np.median(ranks)
+    assert math.isnan(_median_rank(np.array([1.0, np.nan, 3.0])))

@@ -60,6 +60,16 @@ def _positives(indptr, rank, gain, by_rank):
 
 
 @numba.njit(cache=True)
+def _in_rank_order(indptr, rank):
+    """Whether every query's items are in increasing rank (always, with one item per query)."""
+    for query in range(indptr.size - 1):
+        for item in range(indptr[query] + 1, indptr[query + 1]):
+            if rank[item] < rank[item - 1]:
+                return False
+    return True
+
+
+@numba.njit(cache=True)
 def _first_ranks(pointer, ranks):
     """Per query, the first of its ranks (NaN without any)."""
     first = np.full(pointer.size - 1, np.nan)
@@ -161,14 +171,26 @@ class RankedQueries:
     def positives(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(pointer, ranks, gains): each query's positives as CSR arrays; computed once."""
         if self._grouped is None:
-            self._grouped = self._by_rank or _positives(self.indptr, self.rank, self.gain, False)
+            if self._by_rank is not None:
+                self._grouped = self._by_rank
+            elif self._all_positive():
+                self._grouped = (self.indptr.astype(np.int64), self.rank, self.gain)
+            else:
+                self._grouped = _positives(self.indptr, self.rank, self.gain, False)
         return self._grouped
 
     def positives_by_rank(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The same, in increasing rank within each query; computed once."""
         if self._by_rank is None:
-            self._by_rank = _positives(self.indptr, self.rank, self.gain, True)
+            if self._all_positive() and _in_rank_order(self.indptr, self.rank):
+                self._by_rank = (self.indptr.astype(np.int64), self.rank, self.gain)
+            else:
+                self._by_rank = _positives(self.indptr, self.rank, self.gain, True)
         return self._by_rank
+
+    def _all_positive(self) -> bool:
+        """Every item is a positive (no extra labels): the items are their own positives."""
+        return bool((self.gain > 0).all())
 
     def positive_counts(self) -> np.ndarray:
         if self._counts is None:
@@ -193,6 +215,18 @@ class RankedQueries:
         if self._first is None:
             self._first = _first_ranks(*self.positives_by_rank()[:2])
         return self._first
+
+
+def _median_rank(ranks: np.ndarray) -> float:
+    """``numpy.median`` of ranks, by counting. Ranks are whole or, under average ties, half numbers,
+    mostly small and repeated a lot, and NumPy's selection is slow on repeats (0.3 ms for 27,763
+    queries, against 0.05 ms). Anything else, NaN included, goes to ``numpy.median``."""
+    halves = ranks * 2.0
+    if not ranks.size or not (np.isfinite(halves).all() and (halves == np.floor(halves)).all() and halves.min() >= 0):
+        return float(np.median(ranks))
+    below = np.cumsum(np.bincount(halves.astype(np.int64)))  # values at most h / 2, for each h
+    middle = np.searchsorted(below, [(ranks.size - 1) // 2, ranks.size // 2], side="right")
+    return float(middle.sum() / 4.0)
 
 
 def _over_defined(summary, values: np.ndarray) -> float:
@@ -297,7 +331,7 @@ class MedianRank(Metric):
         return ranked.first_positive_rank()
 
     def aggregate(self, values):
-        return _over_defined(np.median, values)
+        return _over_defined(_median_rank, values)
 
 
 @dataclass(frozen=True, repr=False)
