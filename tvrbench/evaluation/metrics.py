@@ -167,6 +167,7 @@ class RankedQueries:
     _first: np.ndarray | None = field(default=None, init=False, repr=False)
     _counts: np.ndarray | None = field(default=None, init=False, repr=False)
     _without_positive: np.ndarray | None = field(default=None, init=False, repr=False)
+    _within: dict = field(default_factory=dict, init=False, repr=False)
 
     def positives(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(pointer, ranks, gains): each query's positives as CSR arrays; computed once."""
@@ -198,8 +199,10 @@ class RankedQueries:
         return self._counts
 
     def positives_within(self, k: int) -> np.ndarray:
-        """Number of positives ranked in the top ``k`` of each query."""
-        return _count_within(self.indptr, self.rank, self.gain > 0, k)
+        """Number of positives ranked in the top ``k`` of each query; computed once per k."""
+        if k not in self._within:
+            self._within[k] = _count_within(self.indptr, self.rank, self.gain > 0, k)
+        return self._within[k]
 
     def defined(self, values: np.ndarray) -> np.ndarray:
         """``values`` with NaN for queries without any positive."""
