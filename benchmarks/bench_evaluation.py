@@ -12,7 +12,10 @@ Measured in one run, best of ``--repeat``:
   evaluation of the same metrics. Their dicts need ~100 bytes per cell, so they run on the first
   ``--peer-rows`` queries and the time is scaled by rows (their cost is linear in rows; the script
   checks that with two sizes); tvrbench is timed on the same rows too, for a like-for-like ratio.
-* peak memory of ``evaluate()`` in a fresh process: (matrix + what evaluate adds) / matrix.
+* peak memory of ``evaluate()`` in a fresh process: (matrix + what evaluate adds) / matrix;
+* on the MSVD shape with 10 and 30 judged videos per caption (the positive plus judged-irrelevant
+  ones at random, as FIRE-style labels give): ``evaluate()`` with all metrics, which then also
+  reports the original-only result, against ``argmax``.
 
 Usage: ``python benchmarks/bench_evaluation.py [--repeat 3] [--peer-rows 1000]``; writes
 ``benchmarks/results/evaluation.json``.
@@ -37,6 +40,7 @@ from tvrbench.signature import Signature
 METRICS = ["C@1", "C@5", "C@10", "R@5", "P@5", "AP", "MdR", "MnR", "GMR", "nDCG", "Judged@10"]
 T2V_METRICS = [name for name in METRICS if name != "nDCG"]  # every metric but the two-direction nDCG
 SIZES = {"msrvtt-full": (59_800, 2_990), "msvd": (27_763, 670)}
+JUDGED_PER_CAPTION = (10, 30)  # FIRE-style labels: many labelled cells per row
 RESULTS = Path(__file__).parent / "results" / "evaluation.json"
 
 
@@ -48,6 +52,17 @@ def simulated(n_queries: int, n_videos: int, seed: int = 0):
     scores[np.arange(n_queries), video_of] += np.float32(3.0)
     positive = sparse.csr_matrix((np.ones(n_queries, bool), (np.arange(n_queries), video_of)), shape=(n_queries, n_videos))
     return scores, Judgments.from_matrices(positive)
+
+
+def with_judged_videos(judgments: Judgments, per_caption: int, seed: int = 1) -> Judgments:
+    """The same positives, plus judged-irrelevant videos at random up to ``per_caption`` judged
+    videos per caption, as FIRE-style labels give: every row then has that many labelled cells."""
+    rng = np.random.default_rng(seed)
+    n_queries, n_videos = judgments.shape
+    columns = rng.integers(0, n_videos, (n_queries, per_caption - 1))
+    irrelevant = sparse.csr_matrix((np.ones(columns.size, bool), (np.repeat(np.arange(n_queries), per_caption - 1), columns.ravel())),
+                                   shape=judgments.shape)
+    return Judgments.from_matrices(judgments.positive, irrelevant=irrelevant)
 
 
 def best_of(repeat: int, function) -> tuple[float, object]:
@@ -166,6 +181,18 @@ def main() -> None:
         }
         report["sizes"][name] = entry
         print(json.dumps({name: {k: v for k, v in entry.items() if k != "metrics"}}, indent=2))
+    report["judged_per_caption"] = {}
+    scores, judgments = simulated(*SIZES["msvd"])
+    for per_caption in JUDGED_PER_CAPTION:
+        labelled = with_judged_videos(judgments, per_caption)
+        best = best_of_interleaved(args.repeat, {
+            "all": lambda: evaluate(scores, labelled, metrics=METRICS),
+            "argmax": lambda: np.argmax(scores, axis=1),
+        })
+        entry = {"shape": list(scores.shape), "tvrbench_seconds": best["all"], "argmax_seconds": best["argmax"],
+                 "ratio_to_argmax": best["all"] / best["argmax"]}
+        report["judged_per_caption"][str(per_caption)] = entry
+        print(json.dumps({f"msvd, {per_caption} judged videos per caption": entry}, indent=2))
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")
 

@@ -256,9 +256,12 @@ def test_target_ranks_equal_sort_based_ranks(ties, dtype):
     """Rows with few labels (counted) and many labels (screened), columns too, with and without ties."""
     from scipy import sparse
 
+    from tvrbench.evaluation.ranking import _COUNTED_ROW_TARGETS
+
     rng = np.random.default_rng(13)
+    most_labels = 0
     for trial in range(12):
-        n_rows, n_columns = rng.integers(1, 25), rng.integers(1, 90)
+        n_rows, n_columns = rng.integers(1, 25), rng.integers(1, 150)
         levels = rng.choice([3, 50, 10**9])
         scores = rng.integers(0, levels, size=(n_rows, n_columns)).astype(dtype)
         density = rng.choice([0.02, 0.1, 0.6])
@@ -273,6 +276,8 @@ def test_target_ranks_equal_sort_based_ranks(ties, dtype):
         ]
         assert np.array_equal(row_ranks, expected_rows)
         assert np.array_equal(column_ranks, expected_columns)
+        most_labels = max(most_labels, np.diff(rows.indptr).max(initial=0))
+    assert most_labels > _COUNTED_ROW_TARGETS  # the screened rows were tested too
 
 
 @pytest.mark.parametrize("ties", ["stable", "optimistic", "pessimistic", "average"])
