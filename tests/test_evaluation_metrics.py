@@ -173,6 +173,26 @@ def test_non_finite_scores_are_rejected():
             evaluate(broken, Judgments.from_matrices(positive), metrics=["C@1"])
 
 
+def test_non_finite_scores_of_labelled_cells_are_rejected():
+    """A NaN or infinite label score still leaves every line's targets a permutation (no write
+    out of bounds) and the whole evaluation reports it."""
+    from tvrbench.evaluation.ranking import _prepare_columns
+
+    scores = np.array([[np.nan], [1.0], [np.nan], [2.0], [0.5]])
+    order = np.full(5, -1, np.int32)
+    _prepare_columns(scores, np.array([0, 5]), np.arange(5), np.empty(5), np.empty(5), order)
+    assert sorted(order) == list(range(5))
+    assert list(order[3:]) == [0, 2]  # NaN last, in their own order, as argsort does
+
+    scores, positive, _ = random_case(2)
+    row, column = np.argwhere(positive)[0]
+    for bad in (np.nan, np.inf, -np.inf):
+        broken = scores.copy()
+        broken[row, column] = bad
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            evaluate(broken, Judgments.from_matrices(positive), metrics=["C@1", "nDCG"])
+
+
 def test_rank_top_k_is_the_stable_order():
     scores, _, _ = random_case(2, levels=3)
     top = rank_top_k(scores, 7)

@@ -83,9 +83,13 @@ def _prepare(line, start, stop, positions, target_scores, sorted_scores, order):
         return sorted_scores[start]
     for j in range(values.shape[0]):  # a few targets: each one's place is a vectorized count
         value = values[j]
+        missing = value != value
         place = np.int32(0)
         for k in range(values.shape[0]):
-            place = np.int32(place + ((values[k] < value) | ((values[k] == value) & (k < j))))
+            other = values[k]  # NaN goes last, as in argsort: the places stay a permutation
+            before = (other < value) | ((other == other) & missing)
+            same = (other == value) | ((other != other) & missing)
+            place = np.int32(place + (before | (same & (k < j))))
         sorted_scores[start + place] = value
         order[start + place] = j
     return sorted_scores[start]
