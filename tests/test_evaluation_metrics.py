@@ -176,11 +176,11 @@ def test_non_finite_scores_are_rejected():
 def test_non_finite_scores_of_labelled_cells_are_rejected():
     """A NaN or infinite label score still leaves every line's targets a permutation (no write
     out of bounds) and the whole evaluation reports it."""
-    from tvrbench.evaluation.ranking import _prepare
+    from tvrbench.evaluation.ranking import _prepare_columns
 
-    line = np.array([np.nan, 1.0, np.nan, 2.0, 0.5])
+    scores = np.array([[np.nan], [1.0], [np.nan], [2.0], [0.5]])
     order = np.full(5, -1, np.int32)
-    _prepare(line, 0, 5, np.arange(5), np.empty(5), np.empty(5), order)
+    _prepare_columns(scores, np.array([0, 5]), np.arange(5), np.empty(5), np.empty(5), order)
     assert sorted(order) == list(range(5))
     assert list(order[3:]) == [0, 2]  # NaN last, in their own order, as argsort does
 

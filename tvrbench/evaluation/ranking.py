@@ -5,21 +5,16 @@ judged items, items with graded relevance). This module computes those ranks in 
 scores, on all cores, text-to-video (rows) and video-to-text (columns) together:
 
 * a row with up to 32 labels counts the cells above each label, one vectorized sweep per label; the
-  first also checks that every cell is finite and, for the columns, keeps each column's best two
-  cells of the current part of 64 rows and the row of the best, not counting the column targets;
+  first also checks that every cell is finite and keeps each column's maximum over the current rows;
 * a row with more labels compares every cell, 64 at a time, with its lowest label and places
   only the few cells above it among the labels (most cells of a useful model score below all);
-* then the columns: each column has a bound, the lowest score that can matter to its targets. Only
-  the cells kept for a part that reach the bound are visited; when a part's second best reaches
-  it too, the part's cells of that column are read again (rare: two high cells in one part).
+* columns are screened a tile of rows at a time through those column maxima: only a column whose
+  maximum reaches its screen (its lowest target still in play) reads its cells again.
 
-Without a cutoff the bound is the column's lowest target. With one (nDCG's first m ranks, m = the
-column's targets) it can be higher: a lower bound of the m-th best score, from the column's maxima
-over groups of parts; a target below it is ranked beyond m, so it gets m + 1. Keeping two cells and
-a row per part is what makes the columns cheap: the first design screened each tile of rows
-through running bounds and read a fifth of its cells again, for 2.2 to 2.5 times the time of the
-rows alone (now 1.6 to 1.9). Each strategy is tested equal to sort-based ranks
-(``tests/test_evaluation_metrics.py``).
+With a cutoff (nDCG's first m ranks, m = the column's targets) a column's screen rises during the
+pass: it starts at a lower bound of the m-th best score, found from a sample of rows, and a target
+with m cells above it leaves play (its rank is m + 1). Each strategy is tested equal to sort-based
+ranks (``tests/test_evaluation_metrics.py``).
 
 Ties (SPEC §2) — the rank of labelled item ``t`` with relevance ``g_t`` among items of equal score:
 
@@ -57,10 +52,11 @@ _LINEAR = 64  # a line with up to this many targets: sort them in place, place a
 # targets a row, counting took 11-14 ms on MSVD's shape where screening took 33-78 ms; with 30, 37
 # against 72 ms (targets at random, or raised above the other cells).
 _COUNTED_ROW_TARGETS = 32
-_PART = 64  # rows whose best two cells of each column are kept for the column pass
-_COLUMN_BLOCK = 16  # columns ranked together: one 64-byte line of float32 part maxima
-_BOUND_DEPTH = 64  # columns with at most this many targets get a lower bound of their m-th best score
-_BOUND_GROUPS_PER_TARGET = 2  # ... from the maxima of this many groups of parts per target
+_TILE = 64  # rows whose columns are screened together ...
+_PART = 16  # ... through each column's maximum over every part of this many rows
+_SEED_DEPTH = 64  # columns with at most this many targets get a lower bound from a sample of rows
+_SEED_GROUPS_PER_TARGET = 2  # row groups per target in that sample (more: a tighter bound)
+_SEED_SAMPLE_STEP = 4  # the sample takes one tile of rows in this many
 TIE_RULES = ("stable", "optimistic", "pessimistic", "average")
 _TIE_CODE = {name: code for code, name in enumerate(TIE_RULES)}
 
@@ -74,16 +70,10 @@ _TIE_CODE = {name: code for code, name in enumerate(TIE_RULES)}
 @numba.njit(cache=True, inline="always")
 def _prepare(line, start, stop, positions, target_scores, sorted_scores, order):
     """Gather and sort the targets' scores; return the lowest (``inf`` when there is none)."""
-    for t in range(start, stop):
-        target_scores[t] = line[positions[t]]
-    return _sort_targets(start, stop, target_scores, sorted_scores, order)
-
-
-@numba.njit(cache=True, inline="always")
-def _sort_targets(start, stop, target_scores, sorted_scores, order):
-    """Sort the targets' scores; return the lowest (``inf`` when there is none)."""
     if stop == start:
         return np.inf
+    for t in range(start, stop):
+        target_scores[t] = line[positions[t]]
     values = target_scores[start:stop]  # slices, indexed from 0: numba vectorizes their loops
     if stop - start > _LINEAR:
         local = np.argsort(values, kind="mergesort")
@@ -182,18 +172,6 @@ def _raise_to(maxima, line):
 
 
 @numba.njit(cache=True, inline="always")
-def _keep_best_two(top, second, best_offset, item, cell, offset):
-    """Column ``item`` of a part: its best two cells so far and the offset of the best's row in
-    the part (the first row on a tie, whose second then equals the best). The offset has the
-    scores' type, so the loops calling this stay branch-free and of one vector type."""
-    best = top[item]
-    lower = cell if cell < best else best
-    second[item] = lower if lower > second[item] else second[item]
-    top[item] = cell if cell > best else best
-    best_offset[item] = offset if cell > best else best_offset[item]
-
-
-@numba.njit(cache=True, inline="always")
 def _screen_row(line, start, stop, above_start, lowest, positions, sorted_scores, order, above, tied_before,
                 tied_total):
     """Compare every cell, 64 at a time, with the row's lowest target and place the few cells
@@ -220,9 +198,9 @@ def _screen_row(line, start, stop, above_start, lowest, positions, sorted_scores
 
 
 @numba.njit(cache=True, inline="always")
-def _sweep(line, value, top, second, best_offset, offset, keep_columns):
+def _sweep(line, value, maxima, keep_maxima):
     """One vectorized pass over a line: the cells above ``value``, at or above it, and not finite
-    (``x - x`` is 0 only for a finite x); with ``keep_columns`` also each column's best two cells.
+    (``x - x`` is 0 only for a finite x); with ``keep_maxima`` also ``maxima = max(maxima, line)``.
 
     Doing all of it in one loop matters: each extra loop over an in-cache line cost half a pass
     over the matrix."""
@@ -234,8 +212,8 @@ def _sweep(line, value, top, second, best_offset, offset, keep_columns):
         greater = np.int32(greater + (cell > value))
         at_least = np.int32(at_least + (cell >= value))
         bad = np.int32(bad + (cell - cell != 0))
-        if keep_columns:
-            _keep_best_two(top, second, best_offset, item, cell, offset)
+        if keep_maxima:
+            maxima[item] = cell if cell > maxima[item] else maxima[item]
     return greater, at_least, bad
 
 
@@ -251,243 +229,187 @@ def _rank_line_exactly(line, start, stop, above_start, positions, target_scores,
     _finish(start, stop, above_start, target_scores, gains, positions, order, above, tied_before, tied_total, tie_code, out)
 
 
-@numba.njit(cache=True, inline="always")
-def _keep_part(part, top, second, best_offset, part_best):
-    """Store a part's best two cells of each column and the offset of the best, and start anew."""
-    kept = part_best[part]
-    for item in range(top.shape[0]):
-        kept[0, item] = top[item]
-        kept[1, item] = second[item]
-        kept[2, item] = best_offset[item]
-    top[:] = -np.inf
-    second[:] = -np.inf
+@numba.njit(cache=True)
+def _visit_tile(scores, first, last, part_maxima, passing, col_ptr, col_pos, sorted_scores, order, above,
+                tied_before, tied_total, screen, out_of_play, above_lowest, cutoff):
+    """Visit the cells of rows ``[first, last)`` that reach their column's screen.
 
-
-@numba.njit(cache=True, inline="always")
-def _group_of(part, n_parts, n_chunks, groups_per_chunk):
-    """The group of a part: each thread's parts are split into ``groups_per_chunk`` groups, so
-    each thread raises only its own groups' maxima."""
-    chunk = ((part + 1) * n_chunks - 1) // n_parts
-    first, last = chunk * n_parts // n_chunks, (chunk + 1) * n_parts // n_chunks
-    return chunk * groups_per_chunk + (part - first) * groups_per_chunk // (last - first)
+    ``part_maxima[p]`` holds each column's maximum over the p-th ``_PART`` rows (its last row is
+    scratch): only a part whose maximum reaches the screen is read again, from the cache. The
+    columns that reach it anywhere in the tile are found with vector instructions and listed
+    without a jump (``passing``): a jump per column, taken at random, cost more. ``screen`` is the score of the
+    column's lowest target in play, ``out_of_play`` the number of targets below it and
+    ``above_lowest`` the cells seen strictly above it. With ``cutoff``, a target with m cells
+    strictly above it (m = the column's targets) leaves play: its rank is beyond m."""
+    n_parts = (last - first + _PART - 1) // _PART
+    reach = part_maxima[-1]  # each column's maximum over the tile
+    reach[:] = part_maxima[0]
+    for part in range(1, n_parts):
+        _raise_to(reach, part_maxima[part])
+    count = 0
+    for column in range(scores.shape[1]):
+        passing[count] = column
+        count += reach[column] >= screen[column]
+    for column in passing[:count]:
+        start, stop = col_ptr[column], col_ptr[column + 1]
+        m = stop - start
+        for part in range(n_parts):
+            if not part_maxima[part, column] >= screen[column]:
+                continue
+            for row in range(first + part * _PART, min(last, first + (part + 1) * _PART)):
+                value = scores[row, column]
+                if not value >= screen[column]:
+                    continue
+                below = _visit(value, row, start, stop, start + column, sorted_scores, order, col_pos, above,
+                               tied_before, tied_total)
+                if cutoff and below > out_of_play[column]:
+                    above_lowest[column] += 1
+                    while above_lowest[column] >= m and out_of_play[column] < m:  # the lowest leaves play
+                        out_of_play[column] += 1
+                        above_lowest[column] -= above[start + column + out_of_play[column]]
+                    lowest = out_of_play[column]
+                    screen[column] = sorted_scores[start + lowest] if lowest < m else np.inf
 
 
 @numba.njit(cache=True, parallel=True)
-def _scan_rows(scores, row_ptr, row_pos, row_gain, tie_code, row_ranks, row_scores, row_sorted, row_order, row_above,
-               row_tied_before, row_tied_total, by_row_ptr, by_row_column, by_row_target, column_scores, part_best,
-               group_maxima, non_finite):
-    """Each thread ranks the targets of a range of rows. When columns have targets it also reads
-    their scores and keeps, for every part of ``_PART`` rows, each column's best two other cells
-    and the row of the best, and each column's maximum over every group of its parts.
+def _column_seeds(scores, col_ptr, col_pos, column_sorted, column_order, step, n_groups, depth, n_threads):
+    """A lower bound of each column's m-th best score (m = its targets), from a sample of rows.
 
-    ``by_row_*``: the column targets listed by row (their column, and their index in the
-    column-target arrays)."""
-    n_rows, n_columns = scores.shape
-    n_parts = part_best.shape[0]
-    n_chunks = non_finite.shape[0]
-    groups_per_chunk = group_maxima.shape[0] // n_chunks
-    columns = part_best.shape[2] > 0
-    for chunk in numba.prange(n_chunks):
-        infinity = np.full(1, np.inf, scores.dtype)[0]  # typed as the scores: the sweep stays in float32
-        kept = part_best.shape[2]  # padded to whole blocks: the padding stays -inf
-        top = np.full(kept, -np.inf, scores.dtype)
-        second = np.full(kept, -np.inf, scores.dtype)
-        best_offset = np.zeros(kept, scores.dtype)
-        saved = np.empty((3, kept), scores.dtype)  # the state of the columns with a target in the row
-        offsets = np.arange(_PART).astype(scores.dtype)  # a row's place in its part, typed as the scores
-        group_maxima[chunk * groups_per_chunk : (chunk + 1) * groups_per_chunk] = -np.inf
-        bad = 0
-        first, last = chunk * n_parts // n_chunks * _PART, min(n_rows, (chunk + 1) * n_parts // n_chunks * _PART)
-        for row in range(first, last):
-            line = scores[row]
-            offset = offsets[row % _PART]
-            for k in range(by_row_ptr[row], by_row_ptr[row + 1]):  # columns whose target is here
-                column = by_row_column[k]
-                column_scores[by_row_target[k]] = line[column]
-                j = k - by_row_ptr[row]
-                saved[0, j], saved[1, j], saved[2, j] = top[column], second[column], best_offset[column]
-            start, stop = row_ptr[row], row_ptr[row + 1]
-            if stop - start <= _COUNTED_ROW_TARGETS:  # the common case: one sweep does all
-                tied = False
-                for t in range(start, max(stop, start + 1)):
-                    value = line[row_pos[t]] if t < stop else infinity  # no target: checks only
-                    greater, at_least, bad_cells = _sweep(line, value, top, second, best_offset, offset,
-                                                          columns and t == start)
-                    if t < stop:
-                        row_scores[t] = value
-                        row_ranks[t] = 1.0 + greater
-                        tied |= at_least - greater > 1  # another cell has the target's score
-                bad += bad_cells
-                if tied:
-                    _rank_line_exactly(line, start, stop, start + row, row_pos, row_scores, row_sorted, row_order,
-                                       row_gain, row_above, row_tied_before, row_tied_total, tie_code, row_ranks)
-            else:
-                lowest = _prepare(line, start, stop, row_pos, row_scores, row_sorted, row_order)
-                bad += _screen_row(line, start, stop, start + row, lowest, row_pos, row_sorted, row_order, row_above,
-                                   row_tied_before, row_tied_total)
-                _finish(start, stop, start + row, row_scores, row_gain, row_pos, row_order, row_above,
-                        row_tied_before, row_tied_total, tie_code, row_ranks)
-                if columns:
-                    for item in range(n_columns):
-                        _keep_best_two(top, second, best_offset, item, line[item], offset)
-            for k in range(by_row_ptr[row], by_row_ptr[row + 1]):  # the targets do not count
-                column, j = by_row_column[k], k - by_row_ptr[row]
-                top[column], second[column], best_offset[column] = saved[0, j], saved[1, j], saved[2, j]
-            if columns and (row % _PART == _PART - 1 or row == n_rows - 1):
-                part = row // _PART
-                if groups_per_chunk:
-                    _raise_to(group_maxima[_group_of(part, n_parts, n_chunks, groups_per_chunk)], top[:n_columns])
-                _keep_part(part, top, second, best_offset, part_best)
-        non_finite[chunk] = bad
-
-
-@numba.njit(cache=True)
-def _column_bounds(group_maxima, first, last, col_ptr, column_sorted, cutoff, bounds):
-    """``bounds[first:last]``: the lowest score that matters in each column, the score of its lowest
-    target (+inf without any), and with ``cutoff`` possibly more, a lower bound of its m-th best
-    score (m = its targets), since a cell below that is never among the best m.
-
-    The bound: a column's maxima over groups of rows, not counting its targets, are cells distinct
-    from each other and from the targets, so the m-th largest of all these cells is at most the
-    column's m-th best score. (In a useful model the targets score high, which makes the bound
-    tight.) The group maxima are ranked with an insertion network, vectorized over columns, down
-    to the most targets of a column; a column with more than ``_BOUND_DEPTH`` targets, or more
-    than there are groups, gets no bound.
+    The sample takes every ``step``-th tile of ``_TILE`` rows; it is split into ``n_groups`` groups
+    and each column's maximum in every group is taken, with vector instructions. Those maxima are
+    cells of distinct rows, and so are the column's targets that are not a group's maximum: the
+    m-th largest of all these cells is at most the column's m-th best score, so a cell below it
+    can never be among the best m and needs no look. (In a useful model the targets score high,
+    which makes the bound tight.) The group maxima are ranked with an insertion network,
+    vectorized over columns, down to ``depth`` (the most targets of a column, at most
+    ``n_groups``). Columns with more targets than that get -inf; empty ones +inf.
     """
-    n_groups, width = group_maxima.shape[0], last - first
-    depth = 0
-    for column in range(first, last):
-        m = col_ptr[column + 1] - col_ptr[column]
-        depth = max(depth, m if m <= _BOUND_DEPTH else 0)
-    depth = min(depth, n_groups) if cutoff else 0
-    best = np.full((depth, width), -np.inf, group_maxima.dtype)  # row j: the (j+1)-th largest
-    carried = np.empty(width, group_maxima.dtype)
-    for group in range(n_groups if depth else 0):
-        carried[:] = group_maxima[group, first:last]
-        for j in range(depth):  # insert into each column's sorted best values
-            kept = best[j]
-            for i in range(width):
-                larger = max(kept[i], carried[i])
-                carried[i] = min(kept[i], carried[i])
-                kept[i] = larger
-    for column in range(first, last):
-        start, stop = col_ptr[column], col_ptr[column + 1]
-        m = stop - start
-        bound = column_sorted[start] if m else np.inf
-        if 0 < m <= depth:
+    n_rows, n_columns = scores.shape
+    n_sampled = 0
+    for tile in range(0, n_rows, _TILE * step):
+        n_sampled += min(_TILE, n_rows - tile)
+    maxima = np.empty((n_groups, n_columns), scores.dtype)
+    for group in numba.prange(n_groups):
+        maxima[group] = -np.inf
+        for k in range(group * n_sampled // n_groups, (group + 1) * n_sampled // n_groups):
+            _raise_to(maxima[group], scores[(k // _TILE) * _TILE * step + k % _TILE])
+    seeds = np.empty(n_columns, scores.dtype)
+    for thread in numba.prange(n_threads):
+        first, last = thread * n_columns // n_threads, (thread + 1) * n_columns // n_threads
+        best = np.full((depth, last - first), -np.inf, scores.dtype)  # row j: the (j+1)-th largest
+        carried = np.empty(last - first, scores.dtype)
+        for group in range(n_groups):
+            carried[:] = maxima[group, first:last]
+            for j in range(depth):  # insert into each column's sorted best values
+                kept = best[j]
+                for i in range(last - first):
+                    larger = max(kept[i], carried[i])
+                    carried[i] = min(kept[i], carried[i])
+                    kept[i] = larger
+        for column in range(first, last):
+            start, stop = col_ptr[column], col_ptr[column + 1]
+            m = stop - start
+            if m == 0 or m > depth:
+                seeds[column] = np.inf if m == 0 else -np.inf
+                continue
             g, p = 0, stop - 1  # merge the group maxima and the targets, both best first
             for _ in range(m):
-                if p >= start and column_sorted[p] > best[g, column - first]:
+                while p >= start:  # skip a target that is its group's maximum: already counted
+                    row = col_pos[start + column_order[p]]
+                    k = (row // (_TILE * step)) * _TILE + row % _TILE  # its place in the sample
+                    if (row // _TILE) % step or column_sorted[p] < maxima[((k + 1) * n_groups - 1) // n_sampled, column]:
+                        break
+                    p -= 1
+                if p >= start and (g == depth or column_sorted[p] > best[g, column - first]):
                     seed = column_sorted[p]
                     p -= 1
                 else:
                     seed = best[g, column - first]
                     g += 1
-            bound = max(bound, seed)
-        bounds[column] = bound
-
-
-@numba.njit(cache=True, inline="always")
-def _holds(sorted_items, item):
-    """Whether ``item`` is in the sorted array ``sorted_items``."""
-    place = np.searchsorted(sorted_items, item)
-    return place < sorted_items.shape[0] and sorted_items[place] == item
+            seeds[column] = seed
+    return seeds
 
 
 @numba.njit(cache=True, parallel=True)
-def _rank_columns(scores, part_best, group_maxima, col_ptr, col_pos, col_gain, tie_code, cutoff, column_scores,
-                  column_sorted, column_order, above, tied_before, tied_total, bounds, out):
-    """Rank the column targets, in three steps on all threads:
+def _prepare_columns(scores, col_ptr, col_pos, column_scores, column_sorted, column_order):
+    """Gather and sort every column's targets (a few cells each: random reads are cheap here)."""
+    for column in numba.prange(scores.shape[1]):
+        _prepare(scores[:, column], col_ptr[column], col_ptr[column + 1], col_pos, column_scores, column_sorted,
+                 column_order)
 
-    * each thread sorts the targets and finds the bounds of a range of columns;
-    * each thread reads the kept cells of a range of parts, in memory order, into its own counts:
-      a part whose best cell of a column is below the column's bound is skipped; when only its
-      best cell reaches the bound, that cell is visited without reading the matrix; otherwise the
-      part's cells of the column are read again;
-    * each thread adds up the counts of a range of columns, visits their targets not below the
-      bound (they count among each other's cells) and ranks them. With ``cutoff``, a target
-      ranked beyond m (or below the bound, so beyond m as well) gets m + 1.
 
-    ``above``, ``tied_before`` and ``tied_total`` have a row per thread."""
-    n_rows, n_columns = scores.shape
-    n_parts, n_threads = part_best.shape[0], above.shape[0]
-    for thread in numba.prange(n_threads):
-        first, last = thread * n_columns // n_threads, (thread + 1) * n_columns // n_threads
-        for column in range(first, last):
-            _sort_targets(col_ptr[column], col_ptr[column + 1], column_scores, column_sorted, column_order)
-        _column_bounds(group_maxima, first, last, col_ptr, column_sorted, cutoff, bounds)
-    for thread in numba.prange(n_threads):
-        counts, before, total = above[thread], tied_before[thread], tied_total[thread]
-        cells = np.empty(_PART, scores.dtype)
-        for part in range(thread * n_parts // n_threads, (thread + 1) * n_parts // n_threads):
-            tops, seconds, offsets = part_best[part, 0], part_best[part, 1], part_best[part, 2]
-            for first in range(0, n_columns, _COLUMN_BLOCK):
-                reached = np.int32(0)
-                for j in range(first, first + _COLUMN_BLOCK):  # padded: vectorized, most reach no bound
-                    reached = np.int32(reached + (tops[j] >= bounds[j]))
-                if not reached:
-                    continue
-                for column in range(first, min(n_columns, first + _COLUMN_BLOCK)):
-                    bound = bounds[column]
-                    if not tops[column] >= bound:
-                        continue
-                    start, stop = col_ptr[column], col_ptr[column + 1]
-                    if seconds[column] < bound:
-                        _visit(tops[column], part * _PART + int(offsets[column]), start, stop, start + column,
-                               column_sorted, column_order, col_pos, counts, before, total)
-                        continue
-                    # Read the part's cells of the column first, without a jump: the reads overlap.
-                    first_row, n_cells = part * _PART, min(n_rows - part * _PART, _PART)
-                    for k in range(n_cells):
-                        cells[k] = scores[first_row + k, column]
-                    targets = col_pos[start:stop]  # in increasing row: visited in the last step
-                    for k in range(n_cells):
-                        if cells[k] >= bound and not _holds(targets, first_row + k):
-                            _visit(cells[k], first_row + k, start, stop, start + column, column_sorted,
-                                   column_order, col_pos, counts, before, total)
-    for thread in numba.prange(n_threads):
-        counts, before, total = above[0], tied_before[0], tied_total[0]
-        for column in range(thread * n_columns // n_threads, (thread + 1) * n_columns // n_threads):
-            start, stop = col_ptr[column], col_ptr[column + 1]
-            for other in range(1, n_threads):
-                counts[start + column : stop + column + 1] += above[other, start + column : stop + column + 1]
-                before[start:stop] += tied_before[other, start:stop]
-                total[start:stop] += tied_total[other, start:stop]
+@numba.njit(cache=True, parallel=True)
+def _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code, cutoff, row_ranks, row_scores,
+                 row_sorted, row_order, row_above, row_tied_before, row_tied_total, column_sorted, column_order,
+                 column_above, column_tied_before, column_tied_total, screens, out_of_play, above_lowest,
+                 tile_maxima, passing, non_finite):
+    """Each thread owns a range of rows: it ranks their targets and keeps its own column counts."""
+    n_rows = scores.shape[0]
+    n_chunks = non_finite.shape[0]
+    columns = col_pos.shape[0] > 0
+    for chunk in numba.prange(n_chunks):
+        infinity = np.full(1, np.inf, scores.dtype)[0]  # typed as the scores: the sweep stays in float32
+        part_maxima = tile_maxima[chunk]
+        bad = 0
+        first, last = chunk * n_rows // n_chunks, (chunk + 1) * n_rows // n_chunks
+        for tile in range(first, last, _TILE):
+            part_maxima[:] = -np.inf
+            for row in range(tile, min(last, tile + _TILE)):
+                line = scores[row]
+                maxima = part_maxima[(row - tile) // _PART]
+                start, stop = row_ptr[row], row_ptr[row + 1]
+                if stop - start <= _COUNTED_ROW_TARGETS:  # the common case: one sweep does all
+                    tied = False
+                    for t in range(start, max(stop, start + 1)):
+                        value = line[row_pos[t]] if t < stop else infinity  # no target: checks only
+                        greater, at_least, bad_cells = _sweep(line, value, maxima, columns and t == start)
+                        if t < stop:
+                            row_scores[t] = value
+                            row_ranks[t] = 1.0 + greater
+                            tied |= at_least - greater > 1  # another cell has the target's score
+                    bad += bad_cells
+                    if tied:
+                        _rank_line_exactly(line, start, stop, start + row, row_pos, row_scores, row_sorted,
+                                           row_order, row_gain, row_above, row_tied_before, row_tied_total,
+                                           tie_code, row_ranks)
+                else:
+                    lowest = _prepare(line, start, stop, row_pos, row_scores, row_sorted, row_order)
+                    bad += _screen_row(line, start, stop, start + row, lowest, row_pos, row_sorted, row_order,
+                                       row_above, row_tied_before, row_tied_total)
+                    _finish(start, stop, start + row, row_scores, row_gain, row_pos, row_order, row_above,
+                            row_tied_before, row_tied_total, tie_code, row_ranks)
+                    if columns:
+                        _raise_to(maxima, line)
+            if columns:
+                _visit_tile(scores, tile, min(last, tile + _TILE), part_maxima, passing[chunk], col_ptr, col_pos,
+                            column_sorted,
+                            column_order, column_above[chunk], column_tied_before[chunk], column_tied_total[chunk],
+                            screens[chunk], out_of_play[chunk], above_lowest[chunk], cutoff)
+        non_finite[chunk] = bad
+
+
+@numba.njit(cache=True, parallel=True)
+def _finish_columns(col_ptr, col_pos, col_gain, tie_code, cutoff, column_scores, column_order, column_above,
+                    column_tied_before, column_tied_total, out_of_play, out):
+    """Ranks of the column targets from the counts of all threads; with ``cutoff``, the targets
+    out of play in any thread or ranked beyond m get m + 1."""
+    for column in numba.prange(col_ptr.shape[0] - 1):
+        start, stop = col_ptr[column], col_ptr[column + 1]
+        _finish(start, stop, start + column, column_scores, col_gain, col_pos, column_order, column_above,
+                column_tied_before, column_tied_total, tie_code, out)
+        if cutoff:
+            m = stop - start
+            for p in range(out_of_play[:, column].max()):
+                out[start + column_order[start + p]] = m + 1.0
             for t in range(start, stop):
-                if column_scores[t] >= bounds[column]:
-                    _visit(column_scores[t], col_pos[t], start, stop, start + column, column_sorted, column_order,
-                           col_pos, counts, before, total)
-            _finish(start, stop, start + column, column_scores, col_gain, col_pos, column_order, counts, before,
-                    total, tie_code, out)
-            if cutoff:
-                for t in range(start, stop):
-                    if out[t] > stop - start or column_scores[t] < bounds[column]:
-                        out[t] = stop - start + 1.0
-
-
-@numba.njit(cache=True)
-def _by_row(col_ptr, col_pos, n_rows):
-    """The column targets listed by row: for each, its column and its index in the column arrays."""
-    by_row_ptr = np.zeros(n_rows + 1, np.int64)
-    for t in range(col_pos.shape[0]):
-        by_row_ptr[col_pos[t] + 1] += 1
-    by_row_ptr = np.cumsum(by_row_ptr)
-    filled = by_row_ptr[:-1].copy()
-    by_row_column = np.empty(col_pos.shape[0], np.int64)
-    by_row_target = np.empty(col_pos.shape[0], np.int64)
-    for column in range(col_ptr.shape[0] - 1):
-        for t in range(col_ptr[column], col_ptr[column + 1]):
-            k = filled[col_pos[t]]
-            by_row_column[k], by_row_target[k] = column, t
-            filled[col_pos[t]] += 1
-    return by_row_ptr, by_row_column, by_row_target
+                if out[t] > m:
+                    out[t] = m + 1.0
 
 
 @numba.njit(cache=True)
 def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, tie_code, n_chunks, cutoff):
-    """Ranks of the row targets (queries = rows) and the column targets (queries = columns): one
-    pass over the matrix ranks the rows and keeps each part's best two cells per column, then a
-    pass over those ranks the columns. Returns (row ranks, column ranks, non-finite cells).
+    """Ranks of the row targets (queries = rows) and the column targets (queries = columns) in one
+    pass over the matrix. Returns (row ranks, column ranks, non-finite cells).
 
     Arrays are made here, in serial code: in a parallel function each would start its own
     parallel region, and waking the threads ~15 times cost ~0.7 ms on every call. Counts and
@@ -503,29 +425,47 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
     row_above = np.zeros(n_row_targets + n_rows, np.int32)
     row_tied_before = np.zeros(n_row_targets, np.int32)
     row_tied_total = np.zeros(n_row_targets, np.int32)
-    n_parts = (n_rows + _PART - 1) // _PART
-    kept = n_columns if n_column_targets else 0  # columns whose best cells are kept
-    n_blocks = (kept + _COLUMN_BLOCK - 1) // _COLUMN_BLOCK
-    depth = 0
-    for column in range(n_columns if cutoff else 0):
-        m = col_ptr[column + 1] - col_ptr[column]
-        depth = max(depth, m if m <= _BOUND_DEPTH else 0)
-    groups_per_chunk = -(-min(n_parts, _BOUND_GROUPS_PER_TARGET * depth) // n_chunks)
-    group_maxima = np.empty((n_chunks * groups_per_chunk, kept), scores.dtype)
-    part_best = np.empty((n_parts, 3, n_blocks * _COLUMN_BLOCK), scores.dtype)
-    column_scores = np.empty(n_column_targets, scores.dtype)
-    non_finite = np.zeros(n_chunks, np.int64)
-    _scan_rows(scores, row_ptr, row_pos, row_gain, tie_code, row_ranks, row_scores, row_sorted, row_order, row_above,
-               row_tied_before, row_tied_total, *_by_row(col_ptr, col_pos, n_rows), column_scores, part_best,
-               group_maxima, non_finite)
     column_ranks = np.empty(n_column_targets, np.float64)
-    if n_column_targets and not non_finite.sum():
-        bounds = np.full(n_blocks * _COLUMN_BLOCK, np.inf, scores.dtype)
-        _rank_columns(scores, part_best, group_maxima, col_ptr, col_pos, col_gain, tie_code, cutoff, column_scores,
-                      np.empty(n_column_targets, scores.dtype), np.empty(n_column_targets, np.int32),
-                      np.zeros((n_chunks, n_column_targets + n_columns), np.int32),
-                      np.zeros((n_chunks, n_column_targets), np.int32), np.zeros((n_chunks, n_column_targets), np.int32),
-                      bounds, column_ranks)
+    column_scores = np.empty(n_column_targets, scores.dtype)
+    column_sorted = np.empty(n_column_targets, scores.dtype)
+    column_order = np.empty(n_column_targets, np.int32)
+    column_above = np.zeros((n_chunks, n_column_targets + n_columns), np.int32)
+    column_tied_before = np.zeros((n_chunks, n_column_targets), np.int32)
+    column_tied_total = np.zeros((n_chunks, n_column_targets), np.int32)
+    screens = np.empty((n_chunks, n_columns), scores.dtype)
+    out_of_play = np.zeros((n_chunks, n_columns), np.int64)
+    above_lowest = np.zeros((n_chunks, n_columns), np.int64)
+    tile_maxima = np.empty((n_chunks, _TILE // _PART + 1, n_columns if n_column_targets else 0), scores.dtype)
+    passing = np.empty((n_chunks, n_columns), np.int64)
+    non_finite = np.zeros(n_chunks, np.int64)
+
+    if n_column_targets:
+        _prepare_columns(scores, col_ptr, col_pos, column_scores, column_sorted, column_order)
+        seeds = np.full(n_columns, -np.inf, scores.dtype)
+        if cutoff:
+            depth = 0
+            for column in range(n_columns):
+                depth = max(depth, col_ptr[column + 1] - col_ptr[column])
+            n_groups = min(n_rows, _SEED_GROUPS_PER_TARGET * min(depth, _SEED_DEPTH))
+            step = max(1, min(_SEED_SAMPLE_STEP, n_rows // (n_groups * _TILE)))
+            seeds = _column_seeds(scores, col_ptr, col_pos, column_sorted, column_order, step, n_groups,
+                                  min(depth, n_groups), n_chunks)
+        for column in range(n_columns):  # targets below the seed are out of play from the start
+            start, stop = col_ptr[column], col_ptr[column + 1]
+            below = np.searchsorted(column_sorted[start:stop], seeds[column])
+            out_of_play[:, column] = below
+            screens[:, column] = column_sorted[start + below] if below < stop - start else np.inf
+    _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code, cutoff, row_ranks, row_scores,
+                 row_sorted, row_order, row_above, row_tied_before, row_tied_total, column_sorted, column_order,
+                 column_above, column_tied_before, column_tied_total, screens, out_of_play, above_lowest,
+                 tile_maxima, passing, non_finite)
+    if n_column_targets:
+        for chunk in range(1, n_chunks):
+            column_above[0] += column_above[chunk]
+            column_tied_before[0] += column_tied_before[chunk]
+            column_tied_total[0] += column_tied_total[chunk]
+        _finish_columns(col_ptr, col_pos, col_gain, tie_code, cutoff, column_scores, column_order, column_above[0],
+                        column_tied_before[0], column_tied_total[0], out_of_play, column_ranks)
     return row_ranks, column_ranks, non_finite.sum()
 
 
