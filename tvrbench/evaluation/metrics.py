@@ -133,7 +133,11 @@ def _ndcg(pointer, ranks, gains, discounts, exponential, cut_at_positives):
                 rank = min(rank, discounts.size)
             k = int(rank) - 1
             exact = k + 1 == rank and k < discounts.size  # fractional ranks: average ties
-            dcg += counted * gain[j] * (discounts[k] if exact else 1.0 / np.log2(rank + 1.0))
+            if exact:  # a jump, but almost always taken: a select computed the log for every item
+                discount = discounts[k]
+            else:
+                discount = 1.0 / np.log2(rank + 1.0)
+            dcg += counted * gain[j] * discount
         decreasing = True  # binary gains always are
         for j in range(first + 1, last):
             decreasing &= gain[j] <= gain[j - 1]
