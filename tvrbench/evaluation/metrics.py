@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -176,26 +177,21 @@ class RankedQueries:
     def positives(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(pointer, ranks, gains): each query's positives as CSR arrays; computed once."""
         if self._grouped is None:
-            if self._by_rank is not None:
-                self._grouped = self._by_rank
-            elif self._all_positive():
-                self._grouped = (self.indptr.astype(np.int64), self.rank, self.gain)
-            else:
-                self._grouped = _positives(self.indptr, self.rank, self.gain, False)
+            self._grouped = self._by_rank or self._own_positives or _positives(self.indptr, self.rank, self.gain, False)
         return self._grouped
 
     def positives_by_rank(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The same, in increasing rank within each query; computed once."""
         if self._by_rank is None:
-            if self._all_positive() and _in_rank_order(self.indptr, self.rank):
-                self._by_rank = (self.indptr.astype(np.int64), self.rank, self.gain)
-            else:
-                self._by_rank = _positives(self.indptr, self.rank, self.gain, True)
+            own = self._own_positives
+            in_order = own is not None and _in_rank_order(self.indptr, self.rank)
+            self._by_rank = own if in_order else _positives(self.indptr, self.rank, self.gain, True)
         return self._by_rank
 
-    def _all_positive(self) -> bool:
-        """Every item is a positive (no extra labels): the items are their own positives."""
-        return bool((self.gain > 0).all())
+    @cached_property
+    def _own_positives(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The items as CSR arrays when every one is a positive (no extra labels), else None."""
+        return (self.indptr.astype(np.int64), self.rank, self.gain) if (self.gain > 0).all() else None
 
     def positive_counts(self) -> np.ndarray:
         if self._counts is None:

@@ -242,8 +242,8 @@ def _visit_tile(scores, first, last, part_maxima, passing, col_ptr, col_pos, sor
     ``part_maxima[p]`` holds each column's maximum over the p-th ``_PART`` rows (its last row is
     scratch): only a part whose maximum reaches the screen is read again, from the cache. The
     columns that reach it anywhere in the tile are found with vector instructions and listed
-    without a jump (``passing``): a jump per column, taken at random, cost more. ``screen`` is the score of the
-    column's lowest target in play, ``out_of_play`` the number of targets below it and
+    without a jump (``passing``): a jump per column, taken at random, cost more. ``screen`` is the
+    score of the column's lowest target in play, ``out_of_play`` the number of targets below it and
     ``above_lowest`` the cells seen strictly above it. With ``cutoff``, a target with m cells
     strictly above it (m = the column's targets) leaves play: its rank is beyond m."""
     n_parts = (last - first + _PART - 1) // _PART
@@ -387,9 +387,8 @@ def _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code,
                         _raise_to(maxima, line)
             if columns:
                 _visit_tile(scores, tile, min(last, tile + _TILE), part_maxima, passing[chunk], col_ptr, col_pos,
-                            column_sorted,
-                            column_order, column_above[chunk], column_tied_before[chunk], column_tied_total[chunk],
-                            screens[chunk], out_of_play[chunk], above_lowest[chunk], cutoff)
+                            column_sorted, column_order, column_above[chunk], column_tied_before[chunk],
+                            column_tied_total[chunk], screens[chunk], out_of_play[chunk], above_lowest[chunk], cutoff)
         non_finite[chunk] = bad
 
 
