@@ -323,6 +323,30 @@ def test_columns_top_only_ranks_are_exact_within_the_cutoff(ties):
         assert np.array_equal(top, np.where(exact <= cutoff, exact, cutoff + 1))
 
 
+@pytest.mark.parametrize("ties", ["stable", "average"])
+def test_column_cells_visited_over_many_batches_keep_ranks_exact(ties):
+    """More cells reach their column's screen than one batch of visits holds, so the pass visits
+    them over several batches (on each thread): the ranks stay those of a sort, with and without
+    the cutoff."""
+    from scipy import sparse
+
+    from tvrbench.evaluation.ranking import _HIT_BATCH
+
+    rng = np.random.default_rng(23)
+    n_rows, n_columns = 3000, 40
+    scores = rng.integers(0, 200, size=(n_rows, n_columns)).astype(np.float32)
+    columns = sparse.random(n_columns, n_rows, density=0.01, random_state=4, format="csr")
+    columns.data[:] = 1.0
+    lowest_target = [scores[columns[v].indices, v].min() for v in range(n_columns)]
+    assert (scores >= lowest_target).sum() > 4 * _HIT_BATCH
+    _, exact = target_ranks(scores, columns=columns, ties=ties)
+    expected = [reference_ranks(scores[:, v], columns[v].toarray().ravel(), ties)[r] for v in range(n_columns) for r in columns[v].indices]
+    assert np.array_equal(exact, expected)
+    _, top = target_ranks(scores, columns=columns, ties=ties, columns_top_only=True)
+    cutoff = np.repeat(np.diff(columns.indptr), np.diff(columns.indptr))
+    assert np.array_equal(top, np.where(exact <= cutoff, exact, cutoff + 1))
+
+
 def test_median_rank_by_counting_equals_numpy_median():
     from tvrbench.evaluation.metrics import _median_rank
 

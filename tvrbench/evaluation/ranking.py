@@ -5,21 +5,28 @@ judged items, items with graded relevance). This module computes those ranks in 
 scores, on all cores, text-to-video (rows) and video-to-text (columns) together:
 
 * a row with up to 32 labels counts the cells above each label, one vectorized sweep per label; the
-  first also checks that every cell is finite and keeps each column's maximum over the current rows;
+  first also checks that every cell is finite and flags the cells that reach their column's screen
+  (the score of the column's lowest target still in play);
 * a row with more labels compares every cell, 64 at a time, with its lowest label and places
   only the few cells above it among the labels (most cells of a useful model score below all);
-* columns are screened a tile of rows at a time through those column maxima: only a column whose
-  maximum reaches its screen (its lowest target still in play) reads its cells again.
+* the flagged cells (about two a row) are collected, eight flags at a time, and every 4,096 of them
+  are visited column by column: a column's targets and counts are then fetched from memory once a
+  batch, not once a cell (fetched once a cell, they cost ~55 ns a visit; batched, ~15 ns).
 
 With a cutoff (nDCG's first m ranks, m = the column's targets) a column's screen rises during the
 pass: it starts at a lower bound of the m-th best score, found from a sample of rows, and a target
 with m cells above it leaves play (its rank is m + 1). Each strategy is tested equal to sort-based
 ranks (``tests/test_evaluation_metrics.py``).
 
-Tried and dropped: keeping each column's best two cells of every 64 rows and the row of the best
-(column targets left out), then visiting only the kept cells that reach a bound from group maxima.
-No cell is read twice, but keeping two cells and a row costs about 0.2 ns a cell: on MSVD's shape
-8% faster at equal CPU time, on MSR-VTT's 30% slower (commit 78fe631, reverted).
+Tried and dropped, on MSVD's shape:
+
+* screening columns a tile of 64 rows at a time through each column's maximum over every 16 rows,
+  kept during the sweep, and reading a passing part's cells again: 10% slower on one core than the
+  flags and batches above, 6% on two (paired runs; 7% on MSR-VTT's shape);
+* keeping each column's best two cells of every 64 rows and the row of the best, then visiting only
+  the kept cells that reach a bound: ~0.2 ns a cell to keep them (commit 78fe631, reverted);
+* finding a row's flags by their trailing zeros instead of eight at a time: 8% slower in the kernel,
+  though faster alone.
 
 Ties (SPEC §2) — the rank of labelled item ``t`` with relevance ``g_t`` among items of equal score:
 
@@ -57,11 +64,11 @@ _LINEAR = 64  # a line with up to this many targets: sort them in place, place a
 # targets a row, counting took 11-14 ms on MSVD's shape where screening took 33-78 ms; with 30, 37
 # against 72 ms (targets at random, or raised above the other cells).
 _COUNTED_ROW_TARGETS = 32
-_TILE = 64  # rows whose columns are screened together ...
-_PART = 16  # ... through each column's maximum over every part of this many rows
+_HIT_BATCH = 4096  # cells reaching their column's screen, visited together column by column
 _SEED_DEPTH = 64  # columns with at most this many targets get a lower bound from a sample of rows
 _SEED_GROUPS_PER_TARGET = 2  # row groups per target in that sample (more: a tighter bound)
-_SEED_SAMPLE_STEP = 4  # the sample takes one tile of rows in this many
+_TILE = 64  # rows sampled together for those bounds ...
+_SEED_SAMPLE_STEP = 4  # ... one tile of rows in this many
 TIE_RULES = ("stable", "optimistic", "pessimistic", "average")
 _TIE_CODE = {name: code for code, name in enumerate(TIE_RULES)}
 
@@ -203,23 +210,90 @@ def _screen_row(line, start, stop, above_start, lowest, positions, sorted_scores
 
 
 @numba.njit(cache=True, inline="always")
-def _sweep(line, value, maxima, keep_maxima):
+def _visit_column(value, row, column, col_ptr, col_pos, column_sorted, column_order, above, tied_before, tied_total,
+                  screen, out_of_play, above_lowest, cutoff):
+    """Account for a cell that reaches its column's screen; with ``cutoff``, raise the screen when
+    the column's lowest target in play has m cells above it (it leaves play: its rank is beyond m)."""
+    start, stop = col_ptr[column], col_ptr[column + 1]
+    below = _visit(value, row, start, stop, start + column, column_sorted, column_order, col_pos, above, tied_before,
+                   tied_total)
+    if cutoff and below > out_of_play[column]:
+        m = stop - start
+        above_lowest[column] += 1
+        while above_lowest[column] >= m and out_of_play[column] < m:
+            out_of_play[column] += 1
+            above_lowest[column] -= above[start + column + out_of_play[column]]
+        lowest = out_of_play[column]
+        screen[column] = column_sorted[start + lowest] if lowest < m else np.inf
+
+
+@numba.njit(cache=True, inline="always")
+def _sweep(line, value, screen, reached, watch):
     """One vectorized pass over a line: the cells above ``value``, at or above it, and not finite
-    (``x - x`` is 0 only for a finite x); with ``keep_maxima`` also ``maxima = max(maxima, line)``.
+    (``x - x`` is 0 only for a finite x); with ``watch`` also which cells reach their column's
+    screen (``reached``, one byte a cell) and how many.
 
     Doing all of it in one loop matters: each extra loop over an in-cache line cost half a pass
     over the matrix."""
     greater = np.int32(0)
     at_least = np.int32(0)
     bad = np.int32(0)
+    count = np.int32(0)
     for item in range(line.shape[0]):
         cell = line[item]
         greater = np.int32(greater + (cell > value))
         at_least = np.int32(at_least + (cell >= value))
         bad = np.int32(bad + (cell - cell != 0))
-        if keep_maxima:
-            maxima[item] = cell if cell > maxima[item] else maxima[item]
-    return greater, at_least, bad
+        if watch:
+            hit = cell >= screen[item]
+            reached[item] = hit
+            count = np.int32(count + hit)
+    return greater, at_least, bad, count
+
+
+@numba.njit(cache=True, inline="always")
+def _collect(line, row, reached, words, count, hit_value, hit_row, hit_column, n_hits):
+    """Append the ``count`` cells of a row flagged in ``reached`` (found eight flags at a time) to
+    the hit buffers; returns the new number of hits."""
+    end = n_hits + count
+    for word in range(words.shape[0]):
+        if not words[word]:
+            continue
+        for column in range(8 * word, 8 * word + 8):
+            if reached[column]:
+                hit_value[n_hits] = line[column]
+                hit_row[n_hits] = row
+                hit_column[n_hits] = column
+                n_hits += 1
+        if n_hits == end:
+            break
+    return n_hits
+
+
+@numba.njit(cache=True)
+def _visit_hits(n_hits, hit_value, hit_row, hit_column, sorted_value, sorted_row, column_end, col_ptr, col_pos,
+                column_sorted, column_order, above, tied_before, tied_total, screen, out_of_play, above_lowest, cutoff):
+    """Visit the buffered cells column by column, each column's in row order (a counting sort): a
+    column's targets and counts are then fetched once a batch, not once a cell."""
+    n_columns = column_end.shape[0] - 1
+    column_end[:] = 0
+    for h in range(n_hits):
+        column_end[hit_column[h] + 1] += 1
+    for column in range(n_columns):
+        column_end[column + 1] += column_end[column]
+    for h in range(n_hits):
+        column = hit_column[h]
+        place = column_end[column]
+        sorted_value[place] = hit_value[h]
+        sorted_row[place] = hit_row[h]
+        column_end[column] = place + 1
+    first = 0
+    for column in range(n_columns):
+        for h in range(first, column_end[column]):
+            if sorted_value[h] >= screen[column]:  # the screen may have risen since the cell was flagged
+                _visit_column(sorted_value[h], sorted_row[h], column, col_ptr, col_pos, column_sorted, column_order,
+                              above, tied_before, tied_total, screen, out_of_play, above_lowest, cutoff)
+        first = column_end[column]
 
 
 @numba.njit(cache=True)
@@ -232,48 +306,6 @@ def _rank_line_exactly(line, start, stop, above_start, positions, target_scores,
     tied_total[start:stop] = 0
     _screen_row(line, start, stop, above_start, lowest, positions, sorted_scores, order, above, tied_before, tied_total)
     _finish(start, stop, above_start, target_scores, gains, positions, order, above, tied_before, tied_total, tie_code, out)
-
-
-@numba.njit(cache=True)
-def _visit_tile(scores, first, last, part_maxima, passing, col_ptr, col_pos, sorted_scores, order, above,
-                tied_before, tied_total, screen, out_of_play, above_lowest, cutoff):
-    """Visit the cells of rows ``[first, last)`` that reach their column's screen.
-
-    ``part_maxima[p]`` holds each column's maximum over the p-th ``_PART`` rows (its last row is
-    scratch): only a part whose maximum reaches the screen is read again, from the cache. The
-    columns that reach it anywhere in the tile are found with vector instructions and listed
-    without a jump (``passing``): a jump per column, taken at random, cost more. ``screen`` is the
-    score of the column's lowest target in play, ``out_of_play`` the number of targets below it and
-    ``above_lowest`` the cells seen strictly above it. With ``cutoff``, a target with m cells
-    strictly above it (m = the column's targets) leaves play: its rank is beyond m."""
-    n_parts = (last - first + _PART - 1) // _PART
-    reach = part_maxima[-1]  # each column's maximum over the tile
-    reach[:] = part_maxima[0]
-    for part in range(1, n_parts):
-        _raise_to(reach, part_maxima[part])
-    count = 0
-    for column in range(scores.shape[1]):
-        passing[count] = column
-        count += reach[column] >= screen[column]
-    for column in passing[:count]:
-        start, stop = col_ptr[column], col_ptr[column + 1]
-        m = stop - start
-        for part in range(n_parts):
-            if not part_maxima[part, column] >= screen[column]:
-                continue
-            for row in range(first + part * _PART, min(last, first + (part + 1) * _PART)):
-                value = scores[row, column]
-                if not value >= screen[column]:
-                    continue
-                below = _visit(value, row, start, stop, start + column, sorted_scores, order, col_pos, above,
-                               tied_before, tied_total)
-                if cutoff and below > out_of_play[column]:
-                    above_lowest[column] += 1
-                    while above_lowest[column] >= m and out_of_play[column] < m:  # the lowest leaves play
-                        out_of_play[column] += 1
-                        above_lowest[column] -= above[start + column + out_of_play[column]]
-                    lowest = out_of_play[column]
-                    screen[column] = sorted_scores[start + lowest] if lowest < m else np.inf
 
 
 @numba.njit(cache=True, parallel=True)
@@ -346,49 +378,64 @@ def _prepare_columns(scores, col_ptr, col_pos, column_scores, column_sorted, col
 @numba.njit(cache=True, parallel=True)
 def _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code, cutoff, row_ranks, row_scores,
                  row_sorted, row_order, row_above, row_tied_before, row_tied_total, column_sorted, column_order,
-                 column_above, column_tied_before, column_tied_total, screens, out_of_play, above_lowest,
-                 tile_maxima, passing, non_finite):
+                 column_above, column_tied_before, column_tied_total, screens, out_of_play, above_lowest, non_finite):
     """Each thread owns a range of rows: it ranks their targets and keeps its own column counts."""
     n_rows = scores.shape[0]
     n_chunks = non_finite.shape[0]
     columns = col_pos.shape[0] > 0
     for chunk in numba.prange(n_chunks):
         infinity = np.full(1, np.inf, scores.dtype)[0]  # typed as the scores: the sweep stays in float32
-        part_maxima = tile_maxima[chunk]
+        screen = screens[chunk]
+        above = column_above[chunk]
+        tied_before = column_tied_before[chunk]
+        tied_total = column_tied_total[chunk]
+        play = out_of_play[chunk]
+        lowest_above = above_lowest[chunk]
+        reached = np.zeros(-(-scores.shape[1] // 8) * 8, np.uint8)  # whole words: the tail stays 0
+        words = reached.view(np.uint64)
+        capacity = _HIT_BATCH + scores.shape[1] if columns else 0  # a batch, then one more row
+        hit_value = np.empty(capacity, scores.dtype)
+        hit_row = np.empty(capacity, np.int32)
+        hit_column = np.empty(capacity, np.int32)
+        sorted_value = np.empty(capacity, scores.dtype)
+        sorted_row = np.empty(capacity, np.int32)
+        column_end = np.empty(scores.shape[1] + 1, np.int64)
+        n_hits = 0
         bad = 0
-        first, last = chunk * n_rows // n_chunks, (chunk + 1) * n_rows // n_chunks
-        for tile in range(first, last, _TILE):
-            part_maxima[:] = -np.inf
-            for row in range(tile, min(last, tile + _TILE)):
-                line = scores[row]
-                maxima = part_maxima[(row - tile) // _PART]
-                start, stop = row_ptr[row], row_ptr[row + 1]
-                if stop - start <= _COUNTED_ROW_TARGETS:  # the common case: one sweep does all
-                    tied = False
-                    for t in range(start, max(stop, start + 1)):
-                        value = line[row_pos[t]] if t < stop else infinity  # no target: checks only
-                        greater, at_least, bad_cells = _sweep(line, value, maxima, columns and t == start)
-                        if t < stop:
-                            row_scores[t] = value
-                            row_ranks[t] = 1.0 + greater
-                            tied |= at_least - greater > 1  # another cell has the target's score
-                    bad += bad_cells
-                    if tied:
-                        _rank_line_exactly(line, start, stop, start + row, row_pos, row_scores, row_sorted,
-                                           row_order, row_gain, row_above, row_tied_before, row_tied_total,
-                                           tie_code, row_ranks)
-                else:
-                    lowest = _prepare(line, start, stop, row_pos, row_scores, row_sorted, row_order)
-                    bad += _screen_row(line, start, stop, start + row, lowest, row_pos, row_sorted, row_order,
-                                       row_above, row_tied_before, row_tied_total)
-                    _finish(start, stop, start + row, row_scores, row_gain, row_pos, row_order, row_above,
-                            row_tied_before, row_tied_total, tie_code, row_ranks)
-                    if columns:
-                        _raise_to(maxima, line)
-            if columns:
-                _visit_tile(scores, tile, min(last, tile + _TILE), part_maxima, passing[chunk], col_ptr, col_pos,
-                            column_sorted, column_order, column_above[chunk], column_tied_before[chunk],
-                            column_tied_total[chunk], screens[chunk], out_of_play[chunk], above_lowest[chunk], cutoff)
+        last_row = (chunk + 1) * n_rows // n_chunks
+        for row in range(chunk * n_rows // n_chunks, last_row):
+            line = scores[row]
+            start, stop = row_ptr[row], row_ptr[row + 1]
+            if stop - start <= _COUNTED_ROW_TARGETS:  # the common case: one sweep does all
+                tied = False
+                for t in range(start, max(stop, start + 1)):
+                    value = line[row_pos[t]] if t < stop else infinity  # no target: checks only
+                    greater, at_least, bad_cells, count = _sweep(line, value, screen, reached, columns and t == start)
+                    if count:
+                        n_hits = _collect(line, row, reached, words, count, hit_value, hit_row, hit_column, n_hits)
+                    if t < stop:
+                        row_scores[t] = value
+                        row_ranks[t] = 1.0 + greater
+                        tied |= at_least - greater > 1  # another cell has the target's score
+                bad += bad_cells
+                if tied:
+                    _rank_line_exactly(line, start, stop, start + row, row_pos, row_scores, row_sorted, row_order,
+                                       row_gain, row_above, row_tied_before, row_tied_total, tie_code, row_ranks)
+            else:
+                lowest = _prepare(line, start, stop, row_pos, row_scores, row_sorted, row_order)
+                bad += _screen_row(line, start, stop, start + row, lowest, row_pos, row_sorted, row_order,
+                                   row_above, row_tied_before, row_tied_total)
+                _finish(start, stop, start + row, row_scores, row_gain, row_pos, row_order, row_above,
+                        row_tied_before, row_tied_total, tie_code, row_ranks)
+                if columns:
+                    count = _sweep(line, infinity, screen, reached, True)[3]
+                    if count:
+                        n_hits = _collect(line, row, reached, words, count, hit_value, hit_row, hit_column, n_hits)
+            if n_hits > _HIT_BATCH or row == last_row - 1:
+                _visit_hits(n_hits, hit_value, hit_row, hit_column, sorted_value, sorted_row, column_end, col_ptr,
+                            col_pos, column_sorted, column_order, above, tied_before, tied_total, screen, play,
+                            lowest_above, cutoff)
+                n_hits = 0
         non_finite[chunk] = bad
 
 
@@ -439,8 +486,6 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
     screens = np.empty((n_chunks, n_columns), scores.dtype)
     out_of_play = np.zeros((n_chunks, n_columns), np.int64)
     above_lowest = np.zeros((n_chunks, n_columns), np.int64)
-    tile_maxima = np.empty((n_chunks, _TILE // _PART + 1, n_columns if n_column_targets else 0), scores.dtype)
-    passing = np.empty((n_chunks, n_columns), np.int64)
     non_finite = np.zeros(n_chunks, np.int64)
 
     if n_column_targets:
@@ -461,8 +506,7 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
             screens[:, column] = column_sorted[start + below] if below < stop - start else np.inf
     _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code, cutoff, row_ranks, row_scores,
                  row_sorted, row_order, row_above, row_tied_before, row_tied_total, column_sorted, column_order,
-                 column_above, column_tied_before, column_tied_total, screens, out_of_play, above_lowest,
-                 tile_maxima, passing, non_finite)
+                 column_above, column_tied_before, column_tied_total, screens, out_of_play, above_lowest, non_finite)
     if n_column_targets:
         for chunk in range(1, n_chunks):
             column_above[0] += column_above[chunk]
