@@ -402,19 +402,28 @@ def _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code,
         column_end = np.empty(scores.shape[1] + 1, np.int64)
         n_hits = 0
         bad = 0
-        last_row = (chunk + 1) * n_rows // n_chunks
-        for row in range(chunk * n_rows // n_chunks, last_row):
+        first_row, last_row = chunk * n_rows // n_chunks, (chunk + 1) * n_rows // n_chunks
+        # The targets' scores first: these loads then overlap, where read at the start of each row's
+        # sweep each one stalled it (~12 ns a row, a tenth of the rows' pass).
+        for row in range(first_row, last_row):
+            for t in range(row_ptr[row], row_ptr[row + 1]):
+                row_scores[t] = scores[row, row_pos[t]]
+        for row in range(first_row, last_row):
             line = scores[row]
             start, stop = row_ptr[row], row_ptr[row + 1]
             if stop - start <= _COUNTED_ROW_TARGETS:  # the common case: one sweep does all
                 tied = False
                 for t in range(start, max(stop, start + 1)):
-                    value = line[row_pos[t]] if t < stop else infinity  # no target: checks only
-                    greater, at_least, bad_cells, count = _sweep(line, value, screen, reached, columns and t == start)
+                    value = row_scores[t] if t < stop else infinity  # no target: checks only
+                    # ``watch`` as a constant gives each case a loop of its own: a flag read in the loop
+                    # cost the rows' pass 10%.
+                    if columns and t == start:
+                        greater, at_least, bad_cells, count = _sweep(line, value, screen, reached, True)
+                    else:
+                        greater, at_least, bad_cells, count = _sweep(line, value, screen, reached, False)
                     if count:
                         n_hits = _collect(line, row, reached, words, count, hit_value, hit_row, hit_column, n_hits)
                     if t < stop:
-                        row_scores[t] = value
                         row_ranks[t] = 1.0 + greater
                         tied |= at_least - greater > 1  # another cell has the target's score
                 bad += bad_cells
