@@ -25,8 +25,12 @@ Tried and dropped, on MSVD's shape:
   flags and batches above, 6% on two (paired runs; 7% on MSR-VTT's shape);
 * keeping each column's best two cells of every 64 rows and the row of the best, then visiting only
   the kept cells that reach a bound: ~0.2 ns a cell to keep them (commit 78fe631, reverted);
-* finding a row's flags by their trailing zeros instead of eight at a time: 8% slower in the kernel,
-  though faster alone.
+* finding a row's flags by the trailing zeros of each eight-byte word: 8% slower in the kernel,
+  though faster alone; by a 32-flag mask from an LLVM vector compare (a numba intrinsic): 4x faster
+  alone, 1-3% in the kernel on two cores, not worth the intrinsic;
+* rows handed out dynamically to Python threads running a ``nogil`` kernel (numba's ``workqueue``
+  and ``omp`` layers split a ``prange`` statically, even with ``parallel_chunksize(1)``): a better
+  median when a core is busy (3-8%), a worse best time (~0.6 ms of dispatch).
 
 Ties (SPEC §2) — the rank of labelled item ``t`` with relevance ``g_t`` among items of equal score:
 
