@@ -99,16 +99,30 @@ def _prepare(line, start, stop, positions, target_scores, sorted_scores, order):
         return sorted_scores[start]
     for j in range(values.shape[0]):  # a few targets: each one's place is a vectorized count
         value = values[j]
-        missing = value != value
-        place = np.int32(0)
+        below = np.int32(0)
+        equal = np.int32(0)
         for k in range(values.shape[0]):
-            other = values[k]  # NaN goes last, as in argsort: the places stay a permutation
-            before = (other < value) | ((other == other) & missing)
-            same = (other == value) | ((other != other) & missing)
-            place = np.int32(place + (before | (same & (k < j))))
+            below = np.int32(below + (values[k] < value))
+            equal = np.int32(equal + (values[k] == value))
+        place = below if equal == 1 else _tied_place(values, j)  # another target ties, or NaN
         sorted_scores[start + place] = value
         order[start + place] = j
     return sorted_scores[start]
+
+
+@numba.njit(cache=True, inline="always")
+def _tied_place(values, j):
+    """The place of ``values[j]`` in the stable sort of ``values``, ties and NaN included (NaN goes
+    last, as in argsort: the places stay a permutation)."""
+    value = values[j]
+    missing = value != value
+    place = np.int32(0)
+    for k in range(values.shape[0]):
+        other = values[k]
+        before = (other < value) | ((other == other) & missing)
+        same = (other == value) | ((other != other) & missing)
+        place = np.int32(place + (before | (same & (k < j))))
+    return place
 
 
 @numba.njit(cache=True, inline="always")
