@@ -28,9 +28,10 @@ Tried and dropped, on MSVD's shape:
 * finding a row's flags by the trailing zeros of each eight-byte word: 8% slower in the kernel,
   though faster alone; by a 32-flag mask from an LLVM vector compare (a numba intrinsic): 4x faster
   alone, 1-3% in the kernel on two cores, not worth the intrinsic;
-* rows handed out dynamically to Python threads running a ``nogil`` kernel (numba's ``workqueue``
-  and ``omp`` layers split a ``prange`` statically, even with ``parallel_chunksize(1)``): a better
-  median when a core is busy (3-8%), a worse best time (~0.6 ms of dispatch).
+* rows handed out in pieces as each thread gets free (numba's ``workqueue`` and ``omp`` layers
+  split a ``prange`` in fixed shares, even with ``parallel_chunksize(1)``): through Python threads
+  running a ``nogil`` kernel, a better median when a core is busy (3-8%) but ~0.6 ms of dispatch;
+  through an atomic counter inside the ``prange`` (an intrinsic), no clear difference either way.
 
 Ties (SPEC §2) — the rank of labelled item ``t`` with relevance ``g_t`` among items of equal score:
 
