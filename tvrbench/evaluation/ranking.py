@@ -410,6 +410,7 @@ def _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code,
         tied_total = column_tied_total[chunk]
         play = out_of_play[chunk]
         lowest_above = above_lowest[chunk]
+        # Buffers of this thread, made inside the threads' loop (where they start no parallel region).
         reached = np.zeros(-(-scores.shape[1] // 8) * 8, np.uint8)  # whole words: the tail stays 0
         words = reached.view(np.uint64)
         capacity = _HIT_BATCH + scores.shape[1] if columns else 0  # a batch, then one more row
