@@ -431,6 +431,7 @@ def _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code,
         for row in range(first_row, last_row):
             line = scores[row]
             start, stop = row_ptr[row], row_ptr[row + 1]
+            flagged = np.int32(0)  # cells of the row that reach their column's screen
             if stop - start <= _COUNTED_ROW_TARGETS:  # the common case: one sweep does all
                 tied = False
                 for t in range(start, max(stop, start + 1)):
@@ -438,11 +439,9 @@ def _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code,
                     # ``watch`` as a constant gives each case a loop of its own: a flag read in the loop
                     # cost the rows' pass 10%.
                     if columns and t == start:
-                        greater, at_least, bad_cells, count = _sweep(line, value, screen, reached, True)
+                        greater, at_least, bad_cells, flagged = _sweep(line, value, screen, reached, True)
                     else:
-                        greater, at_least, bad_cells, count = _sweep(line, value, screen, reached, False)
-                    if count:
-                        n_hits = _collect(line, row, reached, words, count, hit_value, hit_row, hit_column, n_hits)
+                        greater, at_least, bad_cells, _ = _sweep(line, value, screen, reached, False)
                     if t < stop:
                         row_ranks[t] = 1.0 + greater
                         tied |= at_least - greater > 1  # another cell has the target's score
@@ -457,9 +456,9 @@ def _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code,
                 _finish(start, stop, start + row, row_scores, row_gain, row_pos, row_order, row_above,
                         row_tied_before, row_tied_total, tie_code, row_ranks)
                 if columns:
-                    count = _sweep(line, infinity, screen, reached, True)[3]
-                    if count:
-                        n_hits = _collect(line, row, reached, words, count, hit_value, hit_row, hit_column, n_hits)
+                    flagged = _sweep(line, infinity, screen, reached, True)[3]
+            if flagged:
+                n_hits = _collect(line, row, reached, words, flagged, hit_value, hit_row, hit_column, n_hits)
             if n_hits > _HIT_BATCH or row == last_row - 1:
                 _visit_hits(n_hits, hit_value, hit_row, hit_column, sorted_value, sorted_row, column_end, col_ptr,
                             col_pos, column_sorted, column_order, above, tied_before, tied_total, screen, play,
