@@ -41,11 +41,17 @@ extras=all
 [ "$with_test" = 1 ] && extras=all,test
 "${pip[@]}" -e ".[${extras}]"
 .venv/bin/tvrbench doctor --fix
-# Compile the ranking kernels once (numba caches them beside the sources), so a first run is warm.
+# Compile the ranking kernels once (numba caches them beside the sources), and build the verb
+# lexicon and counter-fitted verb vectors (cached under TVRBENCH_HOME), so a first run is warm.
 .venv/bin/python - <<'PY'
 import numpy as np
 from tvrbench.evaluation import Judgments, evaluate
+from tvrbench.generators.config import WordNetGeneratorConfig
+from tvrbench.generators.counterfit import verb_vectors
+from tvrbench.generators.lexicon import LexiconSettings, verb_lexicon
 for dtype in (np.float32, np.float64):
     scores = np.random.default_rng(0).random((8, 6)).astype(dtype)
     evaluate(scores, Judgments.from_matrices(np.eye(8, 6, dtype=bool)))
+verb_lexicon(LexiconSettings.of(WordNetGeneratorConfig()))
+verb_vectors()
 PY

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tvrbench.data import sample_path
 from tvrbench.errors import InputError
 from tvrbench.generators import build_mc_file, gender_contrasts, import_mc_file, score_mc_file
 from tvrbench.generators.config import MCConfig
@@ -140,6 +141,65 @@ def test_blind_scorer_uses_other_captions_of_the_video(tmp_path):
     result = score_mc_file(tmp_path / "r.tsv", tmp_path / "o.json", scorer="blind", captions=captions)
     assert result["blind_reference"]["other captions of the video"] == 1  # only video A has another caption
     assert result["n"] == len(split.instances) == 5
+
+
+FLUENT = ["a man is cooking in the kitchen", "a dog runs on the grass", "a woman is singing on stage",
+          "two men are playing tennis", "a girl is riding a horse", "a cat is sleeping on the bed"]
+
+
+def fluent_split(path: Path) -> list[MCInstance]:
+    """Per instance one fluent caption (option i % 5) among four others' words reversed (clearly not English);
+    the fluent one is the positive in the first four instances and a negative in the last two."""
+    instances = []
+    for i, text in enumerate(FLUENT):
+        endings = [" ".join(reversed(FLUENT[(i + k) % len(FLUENT)].split())) for k in range(1, 5)]
+        endings.insert(i % 5, text)
+        instances.append(MCInstance(f"v{i}", tuple(endings), i % 5 if i < 4 else (i + 1) % 5))
+    write_mc(path, instances)
+    return instances
+
+
+def test_lm_scorer_picks_the_option_the_lm_finds_most_probable(tmp_path, monkeypatch):
+    from tvrbench import resources
+    from tvrbench.generators.lm import load_language_model, mean_logprobs
+    from tvrbench.generators.mc import lm_scores
+
+    monkeypatch.setattr(resources, "sentence_model", lambda *_: pytest.fail("a split without contrast options needs no sentence model"))
+    instances = fluent_split(tmp_path / "mc.tsv")
+    result = score_mc_file(tmp_path / "mc.tsv", tmp_path / "lm.json", scorer="lm")
+    lm = load_language_model("ngram")
+    oracle = np.array([mean_logprobs(lm, instance.endings) for instance in instances])
+    assert oracle.argmax(axis=1).tolist() == [i % 5 for i in range(len(FLUENT))]  # the LM prefers every fluent caption
+    assert lm_scores(instances, lm) == pytest.approx(oracle)
+    correct, tie = oracle_outcomes(oracle, [instance.label for instance in instances])
+    assert correct.tolist() == [True] * 4 + [False] * 2 and not tie.any()
+    assert (result["accuracy"], result["ties"], result["n"]) == (pytest.approx(4 / 6), 0.0, 6)
+    assert f"|scores:scorer=lm|lm:{lm.name}|" in result["signature"]
+    assert json.loads((tmp_path / "lm.json").read_text()) == result
+
+
+def test_cli_lm_scorer_names_its_lm_and_lm_needs_it(tmp_path):
+    fluent_split(tmp_path / "mc.tsv")
+    done = run_cli("mc", "score", "--mc", str(tmp_path / "mc.tsv"), "--scorer", "lm", "--lm", "ngram", "--json", str(tmp_path / "lm.json"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"accuracy": pytest.approx(4 / 6), "ties": 0.0, "n": 6}
+    assert "|scores:scorer=lm|lm:cmu-en-us-3gram(pocketsphinx-" in json.loads((tmp_path / "lm.json").read_text())["signature"]
+    np.save(tmp_path / "s.npy", np.zeros((6, 5)))
+    for given in (["--scorer", "blind"], ["--scores", str(tmp_path / "s.npy")]):
+        done = run_cli("mc", "score", "--mc", str(tmp_path / "mc.tsv"), *given, "--lm", "ngram", "--json", str(tmp_path / "o.json"))
+        assert_clean_error(done, "--lm needs --scorer lm")
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_contrast_plausibility_travels_with_the_mc_split(tmp_path):
+    captions = read_captions(sample_path("captions.csv"))
+    gender_contrasts(captions, tmp_path / "gender.jsonl")
+    saved = json.loads((tmp_path / "gender.jsonl.json").read_text())["plausibility"]
+    assert saved["lm"].startswith("cmu-en-us-3gram") and saved["pairs"] > 0 and 0 <= saved["prefers_original"] <= 1
+    build_mc_file(captions, "gender", tmp_path / "gender.tsv", contrast_path=tmp_path / "gender.jsonl")
+    assert json.loads((tmp_path / "gender.tsv.json").read_text())["plausibility"] == saved
+    build_mc_file(captions, "random", tmp_path / "random.tsv")
+    assert "plausibility" not in json.loads((tmp_path / "random.tsv.json").read_text())
 
 
 def test_human_tsv_imports_as_its_own_split(tmp_path):

@@ -158,10 +158,30 @@ def test_card_has_configs_licence_counts_signatures_and_datasheet(tmp_path, inpu
         assert entry["split"] == "test" and (folder / entry["path"]).is_file()
     assert "| `mc_gender` | mc | test | 2 |" in card and "| `contrast_gender` | contrast | test | 3 |" in card
     assert "tvrbench:0.1.0|kind:gender|seed:0" in card and "tvrbench:0.1.0|kind:gender`" in card
+    assert "Plausibility" not in card and "plausibility" not in card  # no sidecar says how an LM reads these contrasts
     for section in ("Motivation", "Composition", "Collection process", "Preprocessing", "Uses", "Distribution", "Maintenance"):
         assert f"### {section}\n" in card
     assert card.count("[More Information Needed") >= 5
     assert str(root) not in card  # source files by name only: no local paths leak into a public card
+
+
+def test_card_shows_the_contrasts_plausibility(tmp_path, inputs, sample):
+    """From a contrast sidecar through the MC split built from it, into the card's table and per-config facts."""
+    from tvrbench.generators import build_mc_file
+
+    root, _ = inputs
+    plausibility = {"lm": "some-3gram", "pairs": 784, "prefers_original": 0.48, "median_gap_nats_per_token": 0.0123}
+    (tmp_path / "gender.jsonl").write_text(json.dumps(CONTRASTS[0]) + "\n", encoding="utf-8")
+    write_json(tmp_path / "gender.jsonl.json", {"signature": "tvrbench:0.1.0|kind:gender", "plausibility": plausibility})
+    build_mc_file(sample.captions, "gender", tmp_path / "gender.tsv", contrast_path=tmp_path / "gender.jsonl")
+    folder = tmp_path / "hf"
+    write_dataset(folder, [mc_artifact(tmp_path / "gender.tsv"), contrast_artifact(tmp_path / "gender.jsonl"),
+                           mc_artifact(root / "mc_gender.tsv", "mc_without")])
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "| `mc_gender` | mc | `some-3gram` | 784 | 48.0 % | 0.012 |" in card
+    assert "| `contrast_gender` | contrast | `some-3gram` | 784 | 48.0 % | 0.012 |" in card
+    assert "| `mc_without` |" not in card.split("## Plausibility of the contrasts")[1].split("## Configs")[0]
+    assert card.count(f"- plausibility: {json.dumps(plausibility)}") == 2
 
 
 def test_licence_unset_is_marked_and_stale_configs_go(tmp_path, inputs):

@@ -73,6 +73,23 @@ def test_tables_highlight_and_escaping():
     assert json.loads(data)["queries"][0]["text"] == hostile
 
 
+def test_mc_split_shows_its_contrasts_plausibility(tmp_path, sample):
+    """From a contrast sidecar through the MC split built from it (and its sidecar) into the report's MC section."""
+    from tvrbench.cli.report import mc_items
+    from tvrbench.generators import build_mc_file
+
+    record = {"caption_id": "cap000", "video_id": "video01", "original": "a man is cooking", "contrast": "a woman is cooking", "kind": "gender"}
+    (tmp_path / "gender.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    write_json(tmp_path / "gender.jsonl.json", {"plausibility": {"lm": "some-3gram", "pairs": 784, "prefers_original": 0.48,
+                                                                "median_gap_nats_per_token": 0.0123}})
+    build_mc_file(sample.captions, "gender", tmp_path / "gender.tsv", contrast_path=tmp_path / "gender.jsonl")
+    build_mc_file(sample.captions, "random", tmp_path / "random.tsv")
+    page = render_report(ReportContent(mc={"gender": mc_items(tmp_path / "gender.tsv"), "random": mc_items(tmp_path / "random.tsv")}))
+    gender, random = page.split("<h3>gender")[1].split("<h3>random")
+    assert "LM prefers the original in 48.0 % of 784 pairs, median gap 0.012 nats/token (language model some-3gram)" in gender
+    assert "prefers the original" not in random
+
+
 @pytest.fixture(scope="module")
 def report_page(tmp_path_factory) -> Path:
     """A report from outputs of ordinary commands (evaluate, fire, an MC split), as a user would build it."""
@@ -91,7 +108,8 @@ def report_page(tmp_path_factory) -> Path:
             assert stop.code in (0, None)
     write_mc(out / "gender.tsv", [MCInstance("video01", ("a dog runs", "a man is cooking", "a car drives", "a woman is cooking", "someone sings"), 1),
                                   MCInstance("video02", ("she stirs soup", "x y", "he stirs soup", "z", "w"), 0)])
-    write_json(out / "gender.tsv.json", {"instances": [{"caption_id": "cap000", "contrast_option": 3}, {"caption_id": "cap005", "contrast_option": 2}]})
+    write_json(out / "gender.tsv.json", {"instances": [{"caption_id": "cap000", "contrast_option": 3}, {"caption_id": "cap005", "contrast_option": 2}],
+                                         "plausibility": {"lm": "some-3gram", "pairs": 2, "prefers_original": 0.5, "median_gap_nats_per_token": -0.25}})
     page = out / "report.html"
     try:
         main(["report", "--out", str(page), "--results", f"strong={out / 'strong.json'}", "--analysis", f"agreement={out / 'agreement.json'}",
@@ -142,6 +160,7 @@ def test_report_in_headless_chromium(report_page):
             assert page.locator("#plots img").count() >= 1
             assert page.locator("td.mc-contrast mark").first.inner_text() == "woman"
             assert page.locator("td.mc-positive").count() == 2
+            assert "prefers the original in 50.0 % of 2 pairs, median gap -0.250 nats/token" in page.locator("#mc").inner_text()
 
             # The viewer: one table per model; choosing another query changes it.
             assert page.locator("#viewer-models .model-card").count() == 2

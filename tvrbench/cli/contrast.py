@@ -18,8 +18,11 @@ OUT_HELP = "Output JSONL, one record per contrast; signature and counts go to OU
 
 
 def _report(out: Path, sidecar: dict) -> None:
+    from tvrbench.generators.lm import Preference
+
     counts = ", ".join(f"{key} {value}" for key, value in sidecar["counts"].items())
     typer.echo(f"wrote {out} and {out}.json: {counts}", err=True)
+    typer.echo(str(Preference.from_json(sidecar["plausibility"])), err=True)
     typer.echo(sidecar["signature"])
 
 
@@ -70,12 +73,12 @@ def verb(
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
     generator: Optional[str] = typer.Option(None, "--generator", help="wordnet (offline) or t5. [default: wordnet]"),
     model: Optional[str] = typer.Option(None, "--model", help="T5 model, hub name or local folder (implies --generator t5). [default: t5-base]"),
-    lm: Optional[str] = typer.Option(None, "--lm", help="Causal LM for the perplexity filter (paper: gpt2-xl); skipped without."),
-    train_captions: Optional[Path] = typer.Option(None, "--train-captions", help="Training captions for the verb-frequency filter; skipped without."),
+    lm: Optional[str] = typer.Option(None, "--lm", help="Language model that ranks candidates and runs the perplexity filter: ngram (CMU trigram, offline), an n-gram file, or a causal LM name or folder (paper: gpt2-xl). (default: ngram)"),
+    train_captions: Optional[Path] = typer.Option(None, "--train-captions", help="Training captions: the verb-frequency filter counts in them (else the LM's unigrams), and their verbs join the pool."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Random seed. [default: 0]"),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/verb.yaml)."),
 ):
-    """Replace one verb phrase; keep a candidate only if it passes the filters (Park et al. App. A.3)."""
+    """Replace one verb phrase: candidates ranked by a language model, through Park et al.'s filters (App. A.3)."""
     from tvrbench.generators import verb_contrasts
     from tvrbench.generators.config import VerbConfig, load_config
     from tvrbench.io.captions import read_captions
@@ -92,7 +95,7 @@ def verb(
     if generator is not None:
         update["generator"] = generator
     if lm is not None:
-        update["perplexity"] = settings.perplexity.model_copy(update={"lm": lm})
+        update["lm"] = lm
     if seed is not None:
         update["seed"] = seed
     settings = settings.model_copy(update=update)

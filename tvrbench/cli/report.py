@@ -49,18 +49,17 @@ def plot_files(paths: list[Path]) -> list[Path]:
 
 
 def mc_items(path: Path):
-    """An MC split and, from its sidecar ``MC.tsv.json`` when present, which option is the contrast."""
+    """An MC split and, from its sidecar ``MC.tsv.json`` when present, which option is the contrast
+    and how plausible the contrasts read."""
+    from tvrbench.generators.records import read_sidecar
     from tvrbench.io.mc import read_mc
     from tvrbench.report import MCItems
 
     instances = read_mc(path)
-    sidecar = path.with_name(path.name + ".json")
-    options = None
-    if sidecar.is_file():
-        entries = read_json(sidecar).get("instances")
-        if isinstance(entries, list) and len(entries) == len(instances):
-            options = [entry.get("contrast_option") for entry in entries]
-    return MCItems(instances, options)
+    sidecar = read_sidecar(path)
+    entries = sidecar.get("instances")
+    options = [entry.get("contrast_option") for entry in entries] if isinstance(entries, list) and len(entries) == len(instances) else None
+    return MCItems(instances, options, sidecar.get("plausibility"))
 
 
 @app.command()

@@ -27,32 +27,38 @@ __all__ = [
 def gender_contrasts(captions: Captions, out: str | Path, config: GenderConfig = GenderConfig()):
     """One gender contrast per caption with a gendered noun of the table; returns (records, sidecar)."""
     from tvrbench.generators.gender import gender_search
+    from tvrbench.generators.lm import load_language_model
     from tvrbench.generators.runner import contrast_signature, run_contrasts
     from tvrbench.resources import spacy_pipeline, spacy_pipeline_id
 
     nlp = spacy_pipeline(config.spacy_model)
+    lm = load_language_model(config.lm)
     settings = config.model_dump()
-    signature = contrast_signature("gender", captions, settings, ("spacy",), seed=config.seed, pipeline=spacy_pipeline_id(nlp))
-    return run_contrasts(gender_search(config), captions, nlp, out, signature, settings)
+    signature = contrast_signature("gender", captions, settings, ("spacy",), seed=config.seed, pipeline=spacy_pipeline_id(nlp), lm=lm.name)
+    return run_contrasts(gender_search(config), captions, nlp, out, signature, settings, lm)
 
 
 def verb_contrasts(captions: Captions, out: str | Path, config: VerbConfig = VerbConfig(), train_captions: Captions | None = None):
-    """Verb-phrase contrasts (WordNet offline, or T5) through the filters that can run; (records, sidecar)."""
+    """Verb-phrase contrasts (an offline pool, or T5), ranked by a language model, through Park et al.'s
+    four filters; (records, sidecar)."""
     from tvrbench.generators.runner import check_texts, contrast_signature, run_contrasts
-    from tvrbench.generators.verb import verb_search
+    from tvrbench.generators.verb import CaptionVerbs, verb_search
     from tvrbench.resources import spacy_pipeline, spacy_pipeline_id
 
     check_texts(captions)
-    nlp = spacy_pipeline(config.spacy_model)
-    search, fields = verb_search(config, nlp, train_captions.texts if train_captions is not None else None)
+    nlp = spacy_pipeline(config.spacy_model, disable=("ner",))  # the parser tells clause heads and objects
+    docs = list(nlp.pipe(captions.texts, batch_size=256))
+    train_docs = list(nlp.pipe(train_captions.texts, batch_size=256)) if train_captions is not None else []
+    train = CaptionVerbs(train_docs) if train_captions is not None else None
+    search, fields = verb_search(config, nlp, CaptionVerbs([*docs, *train_docs]), train)
     settings = config.model_dump()
     if train_captions is not None:
         from tvrbench.signature import text_digest
 
         fields["train"] = text_digest(train_captions.texts)
-    libraries = ("spacy", "nltk", "lemminflect", "sentence-transformers", "transformers", "torch")
+    libraries = ("spacy", "nltk", "lemminflect", "sentence-transformers", "transformers", "torch", "pocketsphinx")
     signature = contrast_signature("verb", captions, settings, libraries, seed=config.seed, pipeline=spacy_pipeline_id(nlp), **fields)
-    return run_contrasts(search, captions, nlp, out, signature, settings, config.chunk_size)
+    return run_contrasts(search, captions, nlp, out, signature, settings, search.generator.lm, config.chunk_size, docs)
 
 
 def id_contrasts(
@@ -63,6 +69,7 @@ def id_contrasts(
     train_captions: Captions | None = None,
 ):
     """LSMDC-IDs person swaps; with training captions, records say whether the new name is more frequent."""
+    from tvrbench.generators.lm import load_language_model
     from tvrbench.generators.person_id import caption_movies, name_counts, person_id_search, read_characters
     from tvrbench.generators.runner import contrast_signature, run_contrasts
     from tvrbench.resources import spacy_pipeline
@@ -72,17 +79,23 @@ def id_contrasts(
     movies = caption_movies(captions, config.movie_column)
     counts = name_counts(train_captions.texts, characters) if train_captions is not None else None
     nlp = spacy_pipeline("en_core_web_sm")
+    lm = load_language_model(config.lm)
     settings = config.model_dump()
     signature = contrast_signature("id", captions, settings, ("spacy",), seed=config.seed, characters=file_digest(characters_path),
-                                   train="yes" if counts is not None else "none")  # fmt: skip
+                                   train="yes" if counts is not None else "none", lm=lm.name)  # fmt: skip
     search = person_id_search(config, characters, movies, counts, captions.extra.get("names"))
-    return run_contrasts(search, captions, nlp, out, signature, settings)
+    return run_contrasts(search, captions, nlp, out, signature, settings, lm)
 
 
 def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConfig = MCConfig(), contrast_path: str | Path | None = None):
-    """Write an MC split as Park et al.'s TSV plus ``OUT.json``; returns the split."""
+    """Write an MC split as Park et al.'s TSV plus ``OUT.json``; returns the split.
+
+    A contrast split's sidecar carries the contrast file's ``plausibility`` (how a language model
+    reads the contrasts beside their originals), so the measure travels with the split.
+    """
     from tvrbench.generators.mc import build_mc, check_contrasts
     from tvrbench.generators.person_id import caption_movies
+    from tvrbench.generators.records import read_sidecar
     from tvrbench.generators.runner import check_texts
     from tvrbench.io.atomic import write_json
     from tvrbench.io.mc import write_mc
@@ -91,11 +104,12 @@ def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConf
     if kind not in MC_KINDS:
         raise InputError(None, f"unknown MC kind {kind!r}; choose one of {', '.join(MC_KINDS)}")
     check_texts(captions)
-    contrasts = None
+    contrasts, plausibility = None, None
     if kind != "random":
         if contrast_path is None:
             raise InputError(None, f"--kind {kind} needs --contrast, the {kind} contrast records (JSONL)")
         contrasts = check_contrasts(read_contrast_records(contrast_path), captions, kind, str(contrast_path))
+        plausibility = read_sidecar(contrast_path).get("plausibility")
     movies = caption_movies(captions, config.movie_column) if config.negatives_from == "same_movie" else None
     split = build_mc(captions, config, kind, contrasts, movies)
     if not split.instances:
@@ -106,7 +120,7 @@ def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConf
         "contrast": file_digest(contrast_path) if contrast_path else "none",
     })  # fmt: skip
     write_mc(out, split.instances)
-    write_json(sidecar_path(out), split.sidecar(str(signature), kind))
+    write_json(sidecar_path(out), split.sidecar(str(signature), kind, plausibility))
     return split
 
 
@@ -136,35 +150,48 @@ def score_mc_file(
     captions: Captions | None = None,
     contrast_path: str | Path | None = None,
     config: MCConfig = MCConfig(),
+    lm: str | None = None,
 ) -> dict:
-    """Accuracy, tie rate and subsets of a model's scores (or of the blind scorer); writes ``out_json``."""
-    from tvrbench.generators.mc import N_OPTIONS, blind_scores, score_mc
+    """Accuracy, tie rate and subsets of a model's scores (or of a built-in text-only scorer); writes ``out_json``.
+
+    ``lm``: the ``lm`` scorer's language model (default ``ngram``). The sentence model loads only
+    for the blind scorer and a contrast split's similarity subsets: it is the slowest thing here.
+    """
+    from tvrbench.generators.mc import N_OPTIONS, SCORERS, blind_scores, lm_scores, score_mc
     from tvrbench.io.atomic import write_json
     from tvrbench.io.mc import read_mc
     from tvrbench.resources import sentence_model
     from tvrbench.signature import Signature, file_digest
 
     if (scores_path is None) == (scorer is None):
-        raise InputError(None, "give exactly one of --scores S.npy and --scorer blind")
-    if scorer is not None and scorer != "blind":
-        raise InputError(None, f"unknown scorer {scorer!r}; the built-in scorer is 'blind'")
+        raise InputError(None, f"give exactly one of --scores S.npy and --scorer {'|'.join(SCORERS)}")
+    if scorer is not None and scorer not in SCORERS:
+        raise InputError(None, f"unknown scorer {scorer!r}; the built-in scorers are {', '.join(SCORERS)}")
+    if lm is not None and scorer != "lm":
+        raise InputError(None, "--lm needs --scorer lm: it names the language model that scorer reads the options with")
     instances = read_mc(mc_path)
     contrast_options = _saved_contrast_options(mc_path, len(instances))
-    model = sentence_model(config.blind_model) if scorer or contrast_options else None
-    extra = {}
+    model = sentence_model(config.blind_model) if scorer == "blind" or contrast_options else None
+    extra, fields = {}, {}
     if scores_path is not None:
         from tvrbench.io.scores import read_scores
 
         scores = read_scores(scores_path)
         if scores.shape != (len(instances), N_OPTIONS):
             raise InputError(scores_path, f"has shape {scores.shape}; {mc_path} needs ({len(instances)}, {N_OPTIONS}): one score per option")
-    else:
+    elif scorer == "blind":
         scores, used = blind_scores(instances, model, captions)
         extra["blind_reference"] = dict(used)
+    else:
+        from tvrbench.generators.lm import NGRAM, load_language_model
+
+        language_model = load_language_model(lm or NGRAM)
+        scores = lm_scores(instances, language_model)
+        fields["lm"] = language_model.name
     records = read_contrast_records(contrast_path) if contrast_path is not None else None
     result = score_mc(instances, scores, contrast_options, records, model, config.similar_fraction)
     signature = Signature({
-        "mc": file_digest(mc_path), "scores": file_digest(scores_path) if scores_path else f"scorer={scorer}",
+        "mc": file_digest(mc_path), "scores": file_digest(scores_path) if scores_path else f"scorer={scorer}", **fields,
         "ties": "strict", "similarity": config.blind_model,
     }, ("numpy", "sentence-transformers"))  # fmt: skip
     result.update(extra)
@@ -175,11 +202,8 @@ def score_mc_file(
 
 def _saved_contrast_options(mc_path: str | Path, n: int) -> list[int | None] | None:
     """Which option is the contrast, from the split's sidecar (None for Random MC or no sidecar)."""
-    import json
+    from tvrbench.generators.records import read_sidecar
 
-    sidecar = sidecar_path(mc_path)
-    if not sidecar.is_file():
-        return None
-    saved = json.loads(sidecar.read_text(encoding="utf-8")).get("instances") or []
+    saved = read_sidecar(mc_path).get("instances") or []
     options = [entry.get("contrast_option") for entry in saved] if len(saved) == n else []
     return options if any(o is not None for o in options) else None

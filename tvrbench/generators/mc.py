@@ -8,9 +8,11 @@ shuffled by the same seeded permutation. Videos whose positive has no contrast a
 random choice is seeded per video, so a split does not depend on the order of the captions file.
 
 Scoring: an instance is correct when the positive's score is strictly the highest; a tie is the
-positive sharing the highest score. Subsets: Table 5 (the antonym contrasts; the 15 % of the others
-most / least similar to their positive by sentence embedding) and Table 4 (ID contrasts whose new
-first name is more frequent in training than the original).
+positive sharing the highest score. The built-in scorers never see the video: ``blind`` (how well an
+option fits the video's other captions, or the other options) and ``lm`` (how fluently it reads).
+Subsets: Table 5 (the antonym contrasts; the 15 % of the others most / least similar to their
+positive by sentence embedding) and Table 4 (ID contrasts whose new first name is more frequent in
+training than the original).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from tvrbench.io.captions import Captions
 from tvrbench.io.mc import N_OPTIONS, MCInstance
 
 N_NEGATIVES = N_OPTIONS - 1
+SCORERS = ("blind", "lm")  # the built-in text-only scorers
 
 
 @dataclass
@@ -39,11 +42,13 @@ class MCSplit:
     contrast_options: list[int | None]  # which option is the contrast negative
     dropped: Counter
 
-    def sidecar(self, signature: str, kind: str) -> dict:
+    def sidecar(self, signature: str, kind: str, plausibility: dict | None = None) -> dict:
+        """``plausibility``: the contrast file's own (see :func:`tvrbench.generators.lm.preference`), when it has one."""
         return {
             "signature": signature,
             "kind": kind,
             "counts": {"instances": len(self.instances), **{f"dropped: {k}": v for k, v in sorted(self.dropped.items())}},
+            **({"plausibility": plausibility} if plausibility else {}),
             "instances": [{"caption_id": c, "contrast_option": o} for c, o in zip(self.caption_ids, self.contrast_options)],
         }
 
@@ -192,6 +197,17 @@ def blind_scores(instances: Sequence[MCInstance], model, captions: Captions | No
             scores[row] = (similarity.sum(axis=1) - np.diag(similarity)) / (N_OPTIONS - 1)
             used["other options (nothing known of the video)"] += 1
     return scores, used
+
+
+def lm_scores(instances: Sequence[MCInstance], lm) -> np.ndarray:
+    """A text-only scorer that reads the options alone: each option's per-token mean log-probability
+    under ``lm`` (per token, so a longer caption is not penalised for its length). Above chance, the
+    split's negatives read less plausibly than its positives, and fluency alone gives them away."""
+    from tvrbench.generators.lm import mean_logprobs
+
+    texts = sorted({t for inst in instances for t in inst.endings})
+    means = dict(zip(texts, mean_logprobs(lm, texts)))
+    return np.array([[means[t] for t in inst.endings] for inst in instances])
 
 
 def score_mc(

@@ -72,15 +72,23 @@ class ContrastRecord:
         )
 
 
+def replaced_text(text: str, replacements: Iterable[Replacement]) -> str:
+    """``text`` with non-overlapping ``replacements`` applied."""
+    pieces, cursor = [], 0
+    for rep in sorted(replacements, key=lambda r: r.char_start):
+        if rep.char_start < cursor:
+            raise ValueError(f"overlapping replacements in {text!r}")
+        pieces += [text[cursor : rep.char_start], rep.replacement]
+        cursor = rep.char_end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
 def apply_replacements(text: str, replacements: Iterable[Replacement]) -> tuple[str, list[dict]]:
     """The contrast text and its ``edit`` list; replacements must not overlap."""
     ordered = sorted(replacements, key=lambda r: r.char_start)
-    pieces, edit, cursor, shift = [], [], 0, 0
+    edit, shift = [], 0
     for rep in ordered:
-        if rep.char_start < cursor:
-            raise ValueError(f"overlapping replacements in {text!r}")
-        pieces.append(text[cursor : rep.char_start])
-        pieces.append(rep.replacement)
         start = rep.char_start + shift
         edit.append(
             {
@@ -92,9 +100,7 @@ def apply_replacements(text: str, replacements: Iterable[Replacement]) -> tuple[
             }
         )
         shift += len(rep.replacement) - (rep.char_end - rep.char_start)
-        cursor = rep.char_end
-    pieces.append(text[cursor:])
-    return "".join(pieces), edit
+    return replaced_text(text, ordered), edit
 
 
 def read_contrast_records(path: str | Path) -> list[ContrastRecord]:
@@ -110,6 +116,20 @@ def sidecar_path(path: str | Path) -> Path:
     """``X.jsonl`` → ``X.jsonl.json``: where an output's signature and counts go."""
     path = Path(path)
     return path.with_name(path.name + ".json")
+
+
+def read_sidecar(path: str | Path) -> dict:
+    """The sidecar of output ``path``, or ``{}`` when it has none (made elsewhere); InputError when unreadable."""
+    sidecar = sidecar_path(path)
+    if not sidecar.is_file():
+        return {}
+    try:
+        data = json.loads(read_text_file(sidecar))
+    except json.JSONDecodeError as error:
+        raise InputError(sidecar, f"malformed JSON sidecar ({error.msg})") from None
+    if not isinstance(data, dict):
+        raise InputError(sidecar, "expected a JSON object")
+    return data
 
 
 class ResumableJsonl:

@@ -1,7 +1,8 @@
 """Run a :class:`~tvrbench.generators.base.ContrastSearch` over a captions file, chunk by chunk.
 
 Each chunk is parsed with spaCy, searched, and appended to the resumable partial file; the final
-JSONL and its sidecar (signature and counts) appear only when every caption is done.
+JSONL and its sidecar (signature, counts, and how a language model reads the contrasts beside their
+originals) appear only when every caption is done.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from tvrbench.errors import InputError
 from tvrbench.generators.base import ContrastSearch
+from tvrbench.generators.lm import LanguageModel, preference
 from tvrbench.generators.records import ContrastRecord, ResumableJsonl
 from tvrbench.io.captions import Captions
 from tvrbench.progress import track
@@ -39,19 +41,22 @@ def run_contrasts(
     out: str | Path,
     signature: Signature,
     settings: dict,
+    lm: LanguageModel,
     chunk_size: int = 64,
+    docs: list | None = None,
 ) -> tuple[list[ContrastRecord], dict]:
-    """Contrasts for every caption, resuming a partial run with the same signature; returns records and sidecar."""
+    """Contrasts for every caption, resuming a partial run with the same signature; returns records and
+    sidecar. ``docs``: the captions already parsed by ``nlp``, in order (else parsed chunk by chunk)."""
     check_texts(captions)
     writer = ResumableJsonl(out, str(signature))
     remaining = [i for i, caption_id in enumerate(captions.caption_ids) if caption_id not in writer.done]
     chunks = [remaining[start : start + chunk_size] for start in range(0, len(remaining), chunk_size)]
     with writer:
         for chunk in track(chunks, f"{search.kind} contrasts", total=len(chunks)):
-            docs = list(nlp.pipe([captions.texts[i] for i in chunk]))
-            for doc, index in zip(docs, chunk):
+            chunk_docs = [docs[i] for i in chunk] if docs is not None else list(nlp.pipe([captions.texts[i] for i in chunk]))
+            for doc, index in zip(chunk_docs, chunk):
                 doc.user_data["index"] = index  # lets a finder look up per-caption data (the movie)
-            outcomes = search.run(docs, captions.caption_ids, captions.video_ids, chunk)
+            outcomes = search.run(chunk_docs, captions.caption_ids, captions.video_ids, chunk)
             writer.append(
                 {
                     "caption_id": captions.caption_ids[o.index],
@@ -69,12 +74,15 @@ def run_contrasts(
         rejected = Counter()
         for entry in entries:
             rejected.update(entry.get("rejected") or {})
+        done = [entry["record"] for entry in entries if entry["record"]]
+        plausibility = preference(lm, [r["original"] for r in done], [r["contrast"] for r in done])
         sidecar = {
             "signature": str(signature),
             "kind": search.kind,
             "captions": captions.source,
             "counts": {"captions": len(captions), "records": len(captions) - sum(reasons.values()), **dict(sorted(reasons.items()))},
             "candidates_rejected": dict(sorted(rejected.items())),
+            "plausibility": plausibility.to_json(),
             "settings": settings,
         }
         records = writer.finish(captions.caption_ids, sidecar)

@@ -1,31 +1,49 @@
-"""Verb-phrase contrasts: spaCy finds the phrases; WordNet (offline) or T5 proposes replacements.
+"""Verb-phrase contrasts: spaCy finds the phrases, a wide pool (offline) or T5 proposes replacements,
+and a language model ranks them by how plausible the changed caption reads.
 
 Targets follow Park et al. App. A.3: a verb, or a verb followed by its particle or preposition
-("picking up", "walking down"), matched on spaCy's tags. The offline generator proposes WordNet
-antonyms and sister terms (other hyponyms of the verb's hypernyms) of the verb's most frequent
-senses, and the most common verbs of the same lexicographer file ("domain": verb.motion,
-verb.communication, ...), which differ more than sister terms and so pass the meaning filter more
-often; all inflected to the original's tag with lemminflect. A verb + particle is replaced whole when
-WordNet knows it as one verb (``pick_up``); otherwise only the verb changes and its particle or
-preposition stays.
+("picking up", "walking down"), matched on spaCy's tags; only verbs that head a clause, so not
+auxiliaries, passives or participles used as adjectives ("a mixing bowl").
+
+The offline pool holds the verb's WordNet antonyms and sister terms (other hyponyms of its
+hypernyms), the most common verbs of its lexicographer files ("domain": verb.motion,
+verb.communication, ...), and the verbs of the caption collection itself ("captions": the input
+and the training captions), inflected to the original's tag with lemminflect. A verb + particle is
+replaced whole when WordNet knows it as one verb (``pick_up``); otherwise only the verb changes.
 Synonyms (any lemma sharing a verb synset with the original) are never proposed.
+
+:class:`RankedByLM` then orders any generator's candidates: first those whose verb the captions
+use the way the original is used (same object, or one like it; same preposition; no object), each
+group most plausible first under the language model. The search takes the first candidate that
+passes every filter. Why the order has two keys, and what each did to the contrasts, is measured in
+docs/contrast.md.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+
+import numpy as np
 
 from tvrbench.generators.base import Candidate, ContrastSearch, Request, Target, match_case, replace_tokens
 from tvrbench.generators.config import VerbConfig, WordNetGeneratorConfig
+from tvrbench.generators.lexicon import AUXILIARIES, LexiconSettings, VerbLexicon, verb_lexicon
+from tvrbench.generators.lm import LanguageModel, total_logprobs
+from tvrbench.generators.records import Replacement
 
-RELATION_RANK = {"antonym": 0, "sister": 1, "domain": 1}  # antonyms first; the rest by SemCor count
-AUXILIARIES = frozenset({"be", "have", "do"})  # never proposed: they make no new action
+RELATION_RANK = {"antonym": 0, "sister": 1, "domain": 1, "captions": 1, "frequent": 1}  # a name found twice keeps the first
+MAX_WORDS = 2  # a verb, or a verb and its particle: longer WordNet lemmas ("come_to_the_fore") read oddly
 VERB_PATTERNS = [[{"POS": "VERB"}, {"TAG": {"IN": ["RP", "IN"]}, "OP": "?"}]]
+NOT_CLAUSE_HEADS = frozenset({"amod", "compound", "aux", "auxpass"})
+FUNCTION_TAGS = frozenset({"IN", "RP", "TO", "WRB", "WP", "WDT"})
+GENERIC_OBJECTS = frozenset({"something", "it", "one", "thing", "this", "that", "what", "stuff", "someone", "somebody", "everything"})
 
 
 class VerbPhrases:
-    """Targets: spaCy matches of verb, or verb + particle / preposition (longest match wins)."""
+    """Targets: spaCy matches of verb, or verb + particle / preposition (longest match wins), whose
+    verb heads a clause (when the doc is parsed)."""
 
     def __init__(self, nlp):
         from spacy.matcher import Matcher
@@ -35,9 +53,19 @@ class VerbPhrases:
 
     def find(self, doc) -> list[Target]:
         spans = sorted(self.matcher(doc, as_spans=True), key=lambda span: span.start)
-        return [Target(span.start, span.end, "verb") for span in spans]
+        parsed = doc.has_annotation("DEP")
+        return [Target(span.start, span.end, "verb") for span in spans if not parsed or heads_a_clause(span[0])]
 
 
+def heads_a_clause(verb) -> bool:
+    return (
+        verb.dep_ not in NOT_CLAUSE_HEADS
+        and verb.lemma_.lower() not in AUXILIARIES
+        and not any(child.dep_ in ("auxpass", "nsubjpass") for child in verb.children)
+    )
+
+
+@functools.lru_cache(maxsize=50000)
 def inflect(lemma: str, tag: str) -> str:
     """``pick_up`` inflected like ``VBG`` → ``picking up``: the first word takes the inflection."""
     from lemminflect import getInflection
@@ -47,81 +75,128 @@ def inflect(lemma: str, tag: str) -> str:
     return " ".join([forms[0] if forms else head, *rest])
 
 
+# --------------------------------------------------------------------------- how captions use verbs
+
+
+def verb_frame(verb, end: int) -> tuple[str, str | None, str | None]:
+    """How the verb token is used: ``("object", lemma, None)``; ``("prep", word, object lemma or
+    None)`` for the function word at token ``end`` (right after the phrase: a preposition, particle,
+    "to" or a wh-word) and the noun it governs; or ``("none", None, None)``."""
+    obj = next((child for child in verb.children if child.dep_ == "dobj"), None)
+    if obj is not None:
+        return "object", obj.lemma_.lower(), None
+    following = verb.doc[end] if end < len(verb.doc) else None
+    if following is not None and following.tag_ in FUNCTION_TAGS:
+        noun = next((child for child in following.children if child.dep_ == "pobj"), None)
+        return "prep", following.lower_, noun.lemma_.lower() if noun is not None else None
+    return "none", None, None
+
+
+class CaptionVerbs:
+    """What a caption collection does with its verbs: how often each occurs and in which frames."""
+
+    def __init__(self, docs: Iterable):
+        self.counts: Counter = Counter()
+        self.frames: dict[str, set[tuple[str, str | None, str | None]]] = defaultdict(set)
+        for doc in docs:
+            for token in doc:
+                if token.pos_ == "VERB":
+                    lemma = token.lemma_.lower()
+                    self.counts[lemma] += 1
+                    self.frames[lemma].add(verb_frame(token, token.i + 1))
+
+    def common(self, min_count: int, limit: int) -> tuple[str, ...]:
+        """The ``limit`` most frequent one-word verbs seen at least ``min_count`` times."""
+        counts = [(-n, v) for v, n in self.counts.items() if n >= min_count and v.isalpha() and v not in AUXILIARIES]
+        return tuple(v for _, v in sorted(counts)[:limit])
+
+
+class ArgumentFit:
+    """Does a verb fit the original's arguments the way real captions use it? (Erk 2007's
+    similarity-based selectional preference, over the caption collection.)
+
+    A verb fits a frame the captions show it in; for an object, also an object whose GloVe cosine
+    to the original's is at least ``min_similarity`` (pronoun-like objects such as "something"
+    never count as evidence). The trigram LM sees two words either side of the verb, so it cannot
+    tell "a woman walks a leather jacket" from "a woman wears a leather jacket"; this can.
+    """
+
+    def __init__(self, captions: CaptionVerbs, min_similarity: float):
+        from tvrbench.generators.counterfit import glove_vectors
+
+        self.captions = captions
+        self.min_similarity = min_similarity
+        self.words, self.matrix = glove_vectors()
+
+    @functools.cached_property
+    def index(self) -> dict[str, int]:
+        return {word: row for row, word in enumerate(self.words)}
+
+    def unit_rows(self, words: Sequence[str]) -> np.ndarray:
+        rows = np.asarray(self.matrix[[self.index[w] for w in words if w in self.index]], dtype=np.float64)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True) if len(rows) else np.zeros((0, self.matrix.shape[1]))
+
+    @functools.lru_cache(maxsize=200000)
+    def fits(self, frame: tuple[str, str | None, str | None], lemma: str) -> bool:
+        kind, word, noun = frame
+        seen = self.captions.frames.get(lemma, ())
+        if kind == "none":
+            return frame in seen
+        if kind == "object":
+            return self.alike(word, [w for k, w, _ in seen if k == "object"])
+        nouns = [n for k, w, n in seen if k == "prep" and w == word]
+        return bool(nouns) if noun is None else self.alike(noun, nouns)  # no noun: the preposition alone
+
+    def alike(self, noun: str, nouns: Sequence[str | None]) -> bool:
+        """Whether ``noun`` is one of ``nouns`` or close to one; "something" fits every verb, so proves nothing."""
+        if noun in GENERIC_OBJECTS:
+            return False
+        known = [n for n in nouns if n is not None and n not in GENERIC_OBJECTS]
+        if noun in known:
+            return True
+        rows = self.unit_rows(known)
+        return noun in self.index and len(rows) > 0 and float((rows @ self.unit_rows([noun])[0]).max()) >= self.min_similarity
+
+
+# --------------------------------------------------------------------------- candidates
+
+
 class WordNetVerbs:
-    """Candidates: antonyms, then sister terms and domain verbs by SemCor frequency, never synonyms."""
+    """The offline pool: antonyms, sister terms, domain verbs and the collection's verbs; never synonyms."""
 
     name = "wordnet"
 
-    def __init__(self, config: WordNetGeneratorConfig, wordnet):
+    def __init__(self, config: WordNetGeneratorConfig, lexicon: VerbLexicon, caption_verbs: Sequence[str] = (), frequent_verbs: Sequence[str] = ()):
         self.config = config
-        self.wn = wordnet
+        self.lexicon = lexicon
+        self.extra = {"captions": tuple(caption_verbs), "frequent": tuple(frequent_verbs)}
 
-    @functools.lru_cache(maxsize=20000)
-    def synonyms(self, lemma: str) -> frozenset[str]:
-        """Every lemma sharing any verb sense with ``lemma`` (and ``lemma`` itself)."""
-        names = {lemma.lower()}
-        for synset in self.wn.synsets(lemma, pos="v"):
-            names.update(name.lower() for name in synset.lemma_names())
-        return frozenset(names)
-
-    @functools.lru_cache(maxsize=20000)
     def antonyms(self, lemma: str) -> frozenset[str]:
-        """WordNet antonyms of any verb sense of ``lemma``."""
-        return frozenset(
-            antonym.name().lower()
-            for synset in self.wn.synsets(lemma, pos="v")
-            for own in synset.lemmas()
-            if own.name().lower() == lemma.lower()
-            for antonym in own.antonyms()
-        )
-
-    @functools.lru_cache(maxsize=64)
-    def common_verbs(self, lexname: str) -> tuple[tuple[str, int], ...]:
-        """The ``domain_verbs`` most frequent (SemCor) one-word verbs of a lexicographer file (verb.motion, …)."""
-        counts: dict[str, int] = {}
-        for synset in self.wn.all_synsets(pos="v"):
-            if synset.lexname() == lexname:
-                for lemma in synset.lemmas():
-                    if "_" not in lemma.name() and lemma.name() not in AUXILIARIES:
-                        counts[lemma.name().lower()] = counts.get(lemma.name().lower(), 0) + lemma.count()
-        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-        return tuple(ranked[: self.config.domain_verbs])
+        return self.lexicon.antonyms(lemma.lower())
 
     @functools.lru_cache(maxsize=20000)
     def alternatives(self, lemma: str, head: str) -> tuple[tuple[str, str], ...]:
-        """(new lemma, relation) for ``lemma``; ``head`` is its first word, which must change.
-
-        Each name keeps its best (relation, count) over every place it was found, and the list is
-        sorted on a total order, so it never depends on the order WordNet returns related synsets.
-        """
-        excluded = self.synonyms(lemma) | self.synonyms(head)
-        found: dict[str, tuple[int, int, str]] = {}  # name -> (relation rank, -count, relation)
-
-        def add(name: str, relation: str, count: int) -> None:
-            key = (RELATION_RANK[relation], -count, relation)
-            if name not in excluded and name.split("_")[0] != head and name.replace("_", "").isalpha():
-                found[name] = min(found.get(name, key), key)
-
-        senses = self.wn.synsets(lemma, pos="v")[: self.config.senses]
-        for synset in senses:
-            if "antonym" in self.config.relations:
-                for own in synset.lemmas():
-                    if own.name().lower() == lemma:
-                        for antonym in own.antonyms():
-                            add(antonym.name().lower(), "antonym", antonym.count())
-            if "domain" in self.config.relations:
-                for name, count in self.common_verbs(synset.lexname()):
-                    add(name, "domain", count)
-            if "sister" in self.config.relations:
-                for hypernym in synset.hypernyms():
-                    for sister in hypernym.hyponyms():
-                        if sister in senses:
-                            continue
-                        for candidate in sister.lemmas():
-                            if candidate.count() >= self.config.min_semcor_count:
-                                add(candidate.name().lower(), "sister", candidate.count())
-        keep = sorted((rank, minus_count, name, relation) for name, (rank, minus_count, relation) in found.items())
-        return tuple((name, relation) for _, _, name, relation in keep[: self.config.max_candidates])
+        """(new lemma, relation) for ``lemma``, sorted by name; ``head`` is its first word, which must change."""
+        excluded = self.lexicon.synonyms(lemma) | self.lexicon.synonyms(head)
+        relations = self.config.relations
+        found: dict[str, str] = {}
+        sources = [
+            ("antonym", self.lexicon.antonyms(lemma)),
+            ("sister", self.lexicon.sisters(lemma)),
+            ("domain", self.lexicon.domain_verbs(lemma)),
+            ("captions", self.extra["captions"]),
+            ("frequent", self.extra["frequent"]),
+        ]
+        for relation, names in sources:
+            if relation not in relations:
+                continue
+            for name in names:
+                words = name.split("_")
+                if name in found or name in excluded or name in AUXILIARIES or words[0] == head:
+                    continue
+                if len(words) <= MAX_WORDS and name.replace("_", "").isalpha():
+                    found[name] = relation
+        return tuple(sorted(found.items()))
 
     def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
         lists = []
@@ -131,13 +206,14 @@ class WordNetVerbs:
             head = verb.lemma_.lower()
             phrase = "_".join([head, *(t.lower_ for t in doc[target.start + 1 : target.end])])
             particle = target.end - target.start > 1 and doc[target.end - 1].tag_ == "RP"
-            whole = particle and bool(self.wn.synsets(phrase, pos="v"))
+            whole = particle and self.lexicon.known(phrase)
             lemma, end = (phrase, target.end) if whole else (head, target.start + 1)
+            span = replace_tokens(doc, target.start, end, "")  # read spaCy's offsets once, not per candidate
             lists.append(
                 [
                     Candidate(
                         request,
-                        (replace_tokens(doc, target.start, end, match_case(inflect(name, verb.tag_), verb.text)),),
+                        (Replacement(span.token_start, span.token_end, span.char_start, span.char_end, span.original, match_case(inflect(name, verb.tag_), verb.text)),),
                         {"relation": relation, "original_lemma": lemma, "new_lemma": name},
                     )
                     for name, relation in self.alternatives(lemma, head)
@@ -146,41 +222,103 @@ class WordNetVerbs:
         return lists
 
 
-def verb_search(config: VerbConfig, nlp, train_texts: Sequence[str] | None = None) -> tuple[ContrastSearch, dict]:
-    """The verb pipeline of ``config``: finder, generator, and the filters that can run.
+def new_lemma(candidate: Candidate) -> str:
+    """The replacing verb's lemma: the pool's own, or (T5) the first word of the fill, lemmatised by lemminflect."""
+    if "new_lemma" in candidate.details:
+        return candidate.details["new_lemma"].split("_")[0]
+    from lemminflect import getLemma
 
-    The frequency filter needs training captions and the perplexity filter a causal LM; each is
-    skipped without them, and the returned signature fields say which filters ran.
+    word = (candidate.edit[0]["to"].split() or [""])[0].lower()
+    lemmas = getLemma(word, upos="VERB")
+    return lemmas[0] if lemmas else word
+
+
+class RankedByLM:
+    """Any generator's candidates in the order the search tries them: those that fit the original's
+    arguments first (when an :class:`ArgumentFit` is given), each group by the log-probability of the
+    filled caption under the LM, most plausible first; ties keep the generator's order.
+
+    The whole caption's log-probability, not per token, so a longer phrase pays for its extra words.
+    The record keeps ``lm_logprob`` and ``fits_arguments`` in its ``details``.
+    """
+
+    def __init__(self, generator, lm: LanguageModel, fit: ArgumentFit | None = None):
+        self.generator = generator
+        self.lm = lm
+        self.fit = fit
+        self.name = generator.name
+
+    def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
+        ranked = []
+        for request, candidates in zip(requests, self.generator.generate(requests)):
+            frame = verb_frame(request.doc[request.target.start], request.target.end) if self.fit else None
+            keyed = []
+            for position, (candidate, score) in enumerate(zip(candidates, self.scores(request, candidates))):
+                fits = self.fit is None or self.fit.fits(frame, new_lemma(candidate))
+                candidate.details["lm_logprob"] = round(float(score), 6)
+                candidate.details["fits_arguments"] = fits
+                keyed.append(((not fits, -score, position), candidate))
+            keyed.sort(key=lambda item: item[0])
+            ranked.append([candidate for _, candidate in keyed])
+        return ranked
+
+    def scores(self, request: Request, candidates: Sequence[Candidate]) -> np.ndarray:
+        """Log-probabilities of the candidates' texts; one span replaced in each: as variants of the caption."""
+        spans = {(r.char_start, r.char_end) for c in candidates for r in c.replacements}
+        if len(spans) == 1 and all(len(c.replacements) == 1 for c in candidates):
+            (start, end), = spans
+            return self.lm.variant_totals(request.text, start, end, [c.replacements[0].replacement for c in candidates])
+        return total_logprobs(self.lm, [c.text for c in candidates])
+
+
+def verb_search(config: VerbConfig, nlp, collection: CaptionVerbs, train: CaptionVerbs | None = None) -> tuple[ContrastSearch, dict]:
+    """The verb pipeline of ``config``: finder, ranked generator and filters.
+
+    ``collection``: how the captions to contrast (and the training captions) use their verbs, for
+    the pool and the argument fit. The frequency filter counts the new verbs in ``train`` when given
+    (Park et al.), else looks them up in the n-gram LM's unigram table; the signature fields say which.
     """
     from tvrbench.generators import filters
-    from tvrbench.resources import sentence_model, wordnet
+    from tvrbench.generators.counterfit import verb_vectors
+    from tvrbench.generators.lm import load_language_model
+    from tvrbench.resources import sentence_model
 
-    wordnet_verbs = WordNetVerbs(config.wordnet, wordnet())
+    lm = load_language_model(config.lm, config.lm_batch_size)
+    unigrams = filters.UnigramFrequency(load_language_model("ngram"), config.frequency.min_unigram_log10)
+    pool = config.wordnet
+    lexicon = verb_lexicon(LexiconSettings.of(pool))
+    frequent = ()
+    if "frequent" in pool.relations:
+        ranked = sorted(lexicon.one_word_verbs(), key=lambda name: (-unigrams.verb_use(name), name))
+        frequent = ranked[: pool.frequent_verbs]
+    wordnet_verbs = WordNetVerbs(pool, lexicon, collection.common(pool.min_caption_count, pool.caption_verbs), frequent)
     if config.generator == "t5":
         from tvrbench.generators.t5 import T5Verbs
 
         generator = T5Verbs(config.t5)
     else:
         generator = wordnet_verbs
+    frequency = filters.TrainingFrequency(train.counts, config.frequency.min_train_count) if train is not None else unigrams
     parses = filters.CandidateParses(nlp)
-    constraints: list = [filters.HasVerb(parses)]
-    skipped = []
-    if train_texts is not None:
-        constraints.append(filters.VerbFrequency(parses, filters.verb_counts(nlp, train_texts), config.min_verb_count))
-    else:
-        skipped.append("frequency")
-    embed = filters.Embeddings(sentence_model(config.meaning.embedding_model))
-    constraints.append(filters.MeaningChanged(parses, embed, wordnet_verbs, config.meaning))
-    if config.perplexity.lm:
-        lm = filters.CausalLM(config.perplexity.lm, config.perplexity.batch_size)
-        constraints.append(filters.Perplexity(lm, config.perplexity))
-    else:
-        skipped.append("perplexity")
+    vectors = verb_vectors()
+    # Cheapest first (the result does not depend on the order): the ranking has already scored every
+    # candidate with the LM; frequency and the verb cosine need no parse; sentences are embedded only
+    # for candidates whose verb changed; tagging is last.
+    constraints = [
+        filters.Perplexity(lm, config.perplexity),
+        filters.VerbFrequency(parses, frequency),
+        filters.MeaningChanged(parses, filters.Embeddings(sentence_model(config.meaning.embedding_model)), vectors,
+                               wordnet_verbs, config.meaning),
+        filters.HasVerb(parses),
+    ]  # fmt: skip
+    fit = ArgumentFit(collection, config.argument_fit.min_object_similarity) if config.argument_fit.enabled else None
     fields = {
         "generator": generator.name if config.generator == "wordnet" else f"t5={config.t5.model}",
-        "lm": config.perplexity.lm or "none",
+        "lm": lm.name,
+        "order": "fits-arguments,lm" if fit else "lm",
         "filters": [c.name for c in constraints],
-        "skipped": skipped or "none",
+        "frequency": frequency.name,
+        "verb_vectors": vectors.name,
     }
-    search = ContrastSearch("verb", VerbPhrases(nlp), generator, constraints, config.seed, "random", config.candidate_order)
+    search = ContrastSearch("verb", VerbPhrases(nlp), RankedByLM(generator, lm, fit), constraints, config.seed, "random", "rank")
     return search, fields

@@ -121,9 +121,10 @@ def mc_artifact(path: str | Path, name: str | None = None) -> Artifact:
 
 
 def _settings_facts(sidecar: dict) -> dict:
-    """Counts and split name from a sidecar, when it has them."""
+    """Counts, split name and the contrasts' plausibility (see :func:`tvrbench.generators.lm.preference`)
+    from a sidecar, when it has them."""
     facts = {}
-    for key in ("split", "kind", "counts", "seed"):
+    for key in ("split", "kind", "counts", "seed", "plausibility"):
         if key in sidecar:
             facts[key] = sidecar[key]
     return facts

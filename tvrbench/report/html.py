@@ -30,6 +30,7 @@ class MCItems:
 
     instances: list[MCInstance]
     contrast_options: list[int | None] | None = None  # from the split's sidecar; else guessed by text similarity
+    plausibility: dict | None = None  # the sidecar's: how a language model reads its contrast set (generators/lm.py)
 
 
 @dataclass
@@ -150,6 +151,15 @@ def highlight_edit(positive: str, contrast: str) -> str:
     return " ".join(pieces)
 
 
+def plausibility_note(saved: dict) -> str:
+    """One line on how a language model reads the split's contrasts beside their originals."""
+    from tvrbench.generators.lm import Preference
+
+    preference = Preference(saved.get("lm"), saved.get("pairs") or 0, saved.get("prefers_original"), saved.get("median_gap_nats_per_token"))
+    return (f'<p class="note">Its contrast set: {_e(preference)} (language model {_e(preference.lm)}). About half means '
+            "the contrasts read as fluently as real captions, so fluency alone does not give them away.</p>")
+
+
 def mc_section(name: str, items: MCItems) -> str:
     shown = items.instances[:MC_SHOWN]
     header = "".join(f"<th>option {i}</th>" for i in range(len(shown[0].endings))) if shown else ""
@@ -166,7 +176,8 @@ def mc_section(name: str, items: MCItems) -> str:
                 cells.append(f"<td>{_e(text)}</td>")
         rows.append(f"<tr><td>{_e(instance.clip)}</td>{''.join(cells)}</tr>")
     more = f" (first {MC_SHOWN} shown)" if len(items.instances) > MC_SHOWN else ""
-    return (f'<h3>{_e(name)}: {len(items.instances):,} items{more}</h3>'
+    note = plausibility_note(items.plausibility) if items.plausibility else ""
+    return (f'<h3>{_e(name)}: {len(items.instances):,} items{more}</h3>{note}'
             f'<table class="mc"><tr><th>clip</th>{header}</tr>{"".join(rows)}</table>')
 
 

@@ -1,0 +1,231 @@
+"""Language models that say how plausible a caption reads: one interface, two backends.
+
+A :class:`LanguageModel` gives the natural-log probability of every token of a batch of sentences.
+Everything else is built on that: the plausibility ranking of verb candidates, Park et al.'s
+perplexity filter, the frequency filter's unigram table, the text-only MC scorer and the
+"does the LM prefer the original?" measure every contrast run reports.
+
+* :class:`NGramLM` (``ngram``, the offline default): CMU's generic US-English trigram model shipped
+  in the ``pocketsphinx`` wheel, or any ARPA / binary n-gram file. Its vocabulary is lower case, so
+  captions are lower-cased and split into words (apostrophes kept: ``man's``, ``isn't``). A word
+  outside the vocabulary gets the model's ``<unk>`` probability, or log10 −10 when it has none (the
+  CMU model's rarest words have −9.47), so an unknown verb never ranks above a known one; the words
+  after it back off as after ``<unk>``. Every sentence ends with ``</s>``, which is scored; ``<s>``
+  starts the history.
+* :class:`CausalLM` (``causal``): any transformers causal LM by hub name or local path (Park et al.:
+  ``gpt2-xl``); its own sub-word tokens, the first conditioned on BOS.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from tvrbench.errors import InputError, MissingResource
+
+NGRAM = "ngram"  # the bundled CMU model
+CMU_MODEL = "en-us/en-us.lm.bin"
+UNKNOWN_LOG10 = -10.0  # an unknown word, when the model has no <unk>
+NGRAM_SUFFIXES = (".arpa", ".lm", ".bin", ".dmp", ".lm.bin")
+_WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)*")
+
+
+class LanguageModel(Protocol):
+    name: str  # for signatures: says which model and which file
+
+    def token_logprobs(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Natural-log probability of each token of each text (words, then the end of the sentence)."""
+        ...
+
+    def variant_totals(self, text: str, start: int, end: int, replacements: Sequence[str]) -> np.ndarray:
+        """Log-probability of ``text`` with characters ``[start, end)`` replaced by each replacement
+        (what ranking a target's candidates needs; an n-gram model scores only the changed window)."""
+        ...
+
+
+def mean_logprobs(lm: LanguageModel, texts: Sequence[str]) -> np.ndarray:
+    """Per-token mean log-probability of each text: minus the log of its perplexity."""
+    return np.array([logprobs.mean() for logprobs in lm.token_logprobs(texts)])
+
+
+def total_logprobs(lm: LanguageModel, texts: Sequence[str]) -> np.ndarray:
+    """Log-probability of each whole text."""
+    return np.array([logprobs.sum() for logprobs in lm.token_logprobs(texts)])
+
+
+@dataclass(frozen=True)
+class Preference:
+    """How a language model reads contrasts beside their originals (Park et al.: about half the time).
+
+    ``prefers_original``: share of pairs whose original has the higher per-token log-probability;
+    ``median_gap``: median of original minus contrast, in nats per token (positive: the contrast
+    reads worse).
+    """
+
+    lm: str
+    pairs: int
+    prefers_original: float | None
+    median_gap: float | None
+
+    def to_json(self) -> dict:
+        return {"lm": self.lm, "pairs": self.pairs, "prefers_original": self.prefers_original, "median_gap_nats_per_token": self.median_gap}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Preference":
+        return cls(data["lm"], data["pairs"], data["prefers_original"], data["median_gap_nats_per_token"])
+
+    def __str__(self) -> str:
+        if not self.pairs:
+            return f"LM ({self.lm}): no pairs"
+        return f"LM prefers the original in {100 * self.prefers_original:.1f} % of {self.pairs} pairs, median gap {self.median_gap:.3f} nats/token"
+
+
+def preference(lm: LanguageModel, originals: Sequence[str], contrasts: Sequence[str]) -> Preference:
+    texts = list(dict.fromkeys([*originals, *contrasts]))
+    means = dict(zip(texts, mean_logprobs(lm, texts)))
+    gaps = np.array([means[o] - means[c] for o, c in zip(originals, contrasts)])
+    if not gaps.size:
+        return Preference(lm.name, 0, None, None)
+    return Preference(lm.name, int(gaps.size), float(np.mean(gaps > 0)), float(np.median(gaps)))
+
+
+# --------------------------------------------------------------------------- n-gram
+
+
+def words(text: str) -> list[str]:
+    """The n-gram model's tokens of a caption: lower-cased words, apostrophes kept."""
+    return _WORDS.findall(text.lower())
+
+
+def _boundary(text: str, index: int) -> bool:
+    """Whether the character at ``index`` cannot belong to a word (or lies outside the text)."""
+    return not 0 <= index < len(text) or not (text[index].isalnum() or text[index] == "'")
+
+
+class NGramLM:
+    """A pocketsphinx n-gram model; trigram probabilities are memoised (captions share most of them)."""
+
+    def __init__(self, path: str | Path | None = None):
+        try:
+            import pocketsphinx
+        except ImportError:
+            raise MissingResource("the n-gram language model (pocketsphinx)", "pip install pocketsphinx") from None
+        from pocketsphinx import LogMath, NGramModel
+
+        bundled = path is None
+        path = Path(pocketsphinx.get_model_path()) / CMU_MODEL if bundled else Path(path).expanduser()
+        if not path.is_file():
+            if bundled:
+                raise MissingResource(f"the CMU trigram model {path}", "pip install --force-reinstall pocketsphinx")
+            raise InputError(path, "no such language model file")
+        pocketsphinx.set_loglevel("FATAL")  # its own error lines would break our one-line errors
+        self.logmath = LogMath()
+        try:
+            self.model = NGramModel(None, self.logmath, str(path))
+        except (ValueError, RuntimeError):
+            raise InputError(path, "not an ARPA or binary n-gram language model pocketsphinx can read") from None
+        from tvrbench.signature import file_digest, package_version
+
+        self.path = path
+        self.name = f"cmu-en-us-3gram(pocketsphinx-{package_version('pocketsphinx')})" if bundled else f"ngram={path.name}:{file_digest(path)}"
+        self._zero = self.logmath.get_zero()
+        unknown = self.model.prob(["<unk>"])
+        self.unknown = UNKNOWN_LOG10 * np.log(10) if unknown <= self._zero else self.logmath.log_to_ln(unknown)
+        self.trigram = functools.lru_cache(maxsize=1 << 18)(self._trigram)
+
+    def _trigram(self, word: str, previous: str, before: str) -> float:
+        """ln P(word | before previous)."""
+        value = self.model.prob([word, previous, before])
+        return self.unknown if value <= self._zero else self.logmath.log_to_ln(value)
+
+    def token_logprobs(self, texts: Sequence[str]) -> list[np.ndarray]:
+        trigram = self.trigram
+        out = []
+        for text in texts:
+            tokens = ["<s>", "<s>", *words(text), "</s>"]
+            out.append(np.array([trigram(tokens[i], tokens[i - 1], tokens[i - 2]) for i in range(2, len(tokens))]))
+        return out
+
+    def variant_totals(self, text: str, start: int, end: int, replacements: Sequence[str]) -> np.ndarray:
+        """Only the tokens whose trigram sees the replacement are scored per variant: the words that
+        replace and the two after them; the rest is scored once. Equal to scoring each whole text
+        when the span is whole words (tested); otherwise it does just that."""
+        if not (_boundary(text, start - 1) and _boundary(text, end)):
+            return total_logprobs(self, [text[:start] + r + text[end:] for r in replacements])
+        before = ["<s>", "<s>", *words(text[:start])]
+        after = [*words(text[end:]), "</s>"]
+        trigram = self.trigram
+        fixed = sum(trigram(before[i], before[i - 1], before[i - 2]) for i in range(2, len(before)))
+        fixed += sum(trigram(after[i], after[i - 1], after[i - 2]) for i in range(2, len(after)))
+        out = np.empty(len(replacements))
+        for k, replacement in enumerate(replacements):
+            tokens = [before[-2], before[-1], *words(replacement), *after[:2]]
+            out[k] = fixed + sum(trigram(tokens[i], tokens[i - 1], tokens[i - 2]) for i in range(2, len(tokens)))
+        return out
+
+    def unigram_log10(self, word: str) -> float:
+        """log10 P(word) from the unigram table (-inf outside the vocabulary)."""
+        value = self.model.prob([word.lower()])
+        return -np.inf if value <= self._zero else self.logmath.log_to_log10(value)
+
+
+# --------------------------------------------------------------------------- transformers
+
+
+class CausalLM:
+    """A transformers causal LM (hub name or local path), batched with padding; results cached by text."""
+
+    def __init__(self, name_or_path: str, batch_size: int = 16, cache_limit: int = 100_000):
+        from tvrbench.generators.t5 import load_pretrained
+
+        self.name = f"causal={name_or_path}"
+        self.model, self.tokenizer = load_pretrained("causal", name_or_path)
+        self.batch_size = batch_size
+        self.cache: dict[str, np.ndarray] = {}
+        self.cache_limit = cache_limit
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+
+    def token_logprobs(self, texts: Sequence[str]) -> list[np.ndarray]:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
+        if len(self.cache) + len(missing) > self.cache_limit:
+            self.cache.clear()
+        for start in range(0, len(missing), self.batch_size):
+            batch = missing[start : start + self.batch_size]
+            self.cache.update(zip(batch, self._score(batch)))
+        return [self.cache[t] for t in texts]
+
+    def variant_totals(self, text: str, start: int, end: int, replacements: Sequence[str]) -> np.ndarray:
+        return total_logprobs(self, [text[:start] + r + text[end:] for r in replacements])
+
+    def _score(self, texts: Sequence[str]) -> list[np.ndarray]:
+        import torch
+
+        prefix = self.tokenizer.bos_token or ""
+        encoded = self.tokenizer([prefix + t for t in texts], return_tensors="pt", padding=True)
+        ids, mask = encoded["input_ids"], encoded["attention_mask"]
+        with torch.no_grad():
+            logits = self.model(input_ids=ids, attention_mask=mask).logits
+        logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1).gather(-1, ids[:, 1:, None])[..., 0]
+        keep = mask[:, 1:].bool()
+        return [row[row_mask].double().numpy() for row, row_mask in zip(logprobs, keep)]
+
+
+def load_language_model(spec: str = NGRAM, batch_size: int = 16) -> LanguageModel:
+    """``ngram`` (the bundled CMU model), an n-gram file (``.arpa``, ``.lm.bin``, ...), or a causal LM."""
+    if spec == NGRAM:
+        return _bundled_ngram()
+    if spec.lower().endswith(NGRAM_SUFFIXES) and not Path(spec).expanduser().is_dir():
+        return NGramLM(spec)
+    return CausalLM(spec, batch_size)
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled_ngram() -> NGramLM:
+    return NGramLM()
