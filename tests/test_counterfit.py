@@ -110,8 +110,8 @@ def home(tmp_path_factory):
 
 
 def raw_cosine(a: str, b: str) -> float:
-    words, matrix = counterfit.glove_vectors()
-    u, v = (np.asarray(matrix[words.index(w)], dtype=np.float64) for w in (a, b))
+    index, matrix = counterfit.glove_vectors()
+    u, v = (np.asarray(matrix[index[w]], dtype=np.float64) for w in (a, b))
     return float(u @ v / np.linalg.norm(u) / np.linalg.norm(v))
 
 

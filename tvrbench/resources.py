@@ -241,8 +241,8 @@ def _check_ngram() -> str:
 def _check_glove() -> str:
     from tvrbench.generators.counterfit import glove_vectors
 
-    words, vectors = glove_vectors()
-    return f"GloVe 6B: {len(words):,} words × {vectors.shape[1]} dimensions"
+    index, vectors = glove_vectors()
+    return f"GloVe 6B: {len(index):,} words × {vectors.shape[1]} dimensions"
 
 
 def _check_chromium() -> str:

@@ -157,18 +157,18 @@ def _glove_root() -> Path:
 
 
 @functools.lru_cache(maxsize=1)
-def glove_vectors() -> tuple[list[str], np.ndarray]:
-    """GloVe 6B 50d: the 400,000 lower-case words and their (memory-mapped) float32 rows."""
+def glove_vectors() -> tuple[dict[str, int], np.ndarray]:
+    """GloVe 6B 50d: each of the 400,000 lower-case words' row, and the (memory-mapped) float32 rows."""
     root = _glove_root()
     if importlib.util.find_spec("pyarrow") is None:
         raise MissingResource("pyarrow (reads the GloVe index)", "pip install pyarrow")
     import pyarrow.parquet as pq
 
     words = pq.read_table(root / GLOVE_INDEX, columns=["index"]).column("index").to_pylist()
-    return words, np.load(root / GLOVE_MATRIX, mmap_mode="r")
+    return {word: row for row, word in enumerate(words)}, np.load(root / GLOVE_MATRIX, mmap_mode="r")
 
 
-def verb_lexicon(wn, known, senses: int | None = None) -> tuple[list[str], list[tuple[str, str]], list[tuple[str, str]]]:
+def verb_constraints(wn, known, senses: int | None = None) -> tuple[list[str], list[tuple[str, str]], list[tuple[str, str]]]:
     """Words of WordNet's verb lemmas (of multi-word ones too) in ``known``; synonym and antonym pairs of single words.
 
     Two verbs attract when they share a synset that is among the first ``senses`` senses of both:
@@ -199,9 +199,8 @@ def _cache_key(config: CounterFitConfig) -> str:
 
 def build_verb_vectors(config: CounterFitConfig, wn) -> tuple[list[str], np.ndarray]:
     """Counter-fit the GloVe vectors of WordNet's verb vocabulary (a few seconds)."""
-    glove_words, matrix = glove_vectors()
-    index = {word: row for row, word in enumerate(glove_words)}
-    words, attract, repel = verb_lexicon(wn, index, config.synonym_senses)
+    index, matrix = glove_vectors()
+    words, attract, repel = verb_constraints(wn, index, config.synonym_senses)
     position = {word: k for k, word in enumerate(words)}
     attract_rows, repel_rows = ([[position[a], position[b]] for a, b in pairs] for pairs in (attract, repel))
     return words, counter_fit(matrix[[index[word] for word in words]], attract_rows, repel_rows, config)
@@ -231,19 +230,14 @@ class VerbVectors:
             np.savez(out, words=np.array(words, dtype=str), vectors=vectors)
         return cls(words, vectors, name)
 
-    @functools.cached_property
-    def _glove(self) -> tuple[dict[str, int], np.ndarray]:
-        words, matrix = glove_vectors()
-        return {word: row for row, word in enumerate(words)}, matrix
-
     def _mean(self, lemmas: Sequence[str]) -> np.ndarray | None:
         """Unit mean of the words' unit vectors ("pick_up" counts as "pick" and "up"), or None if none is known."""
         found = []
         for word in (part for lemma in lemmas for part in lemma.lower().replace("_", " ").split()):
             if word in self.index:
                 found.append(self.vectors[self.index[word]].astype(np.float64))
-            elif word in self._glove[0]:
-                raw = np.asarray(self._glove[1][self._glove[0][word]], dtype=np.float64)
+            elif word in (glove := glove_vectors())[0]:  # read only when a word is not a verb's
+                raw = np.asarray(glove[1][glove[0][word]], dtype=np.float64)
                 found.append(raw / np.linalg.norm(raw))
         norm = np.linalg.norm(mean := np.mean(found, axis=0)) if found else 0.0
         return mean / norm if norm else None

@@ -126,11 +126,7 @@ class ArgumentFit:
 
         self.captions = captions
         self.min_similarity = min_similarity
-        self.words, self.matrix = glove_vectors()
-
-    @functools.cached_property
-    def index(self) -> dict[str, int]:
-        return {word: row for row, word in enumerate(self.words)}
+        self.index, self.matrix = glove_vectors()
 
     def unit_rows(self, words: Sequence[str]) -> np.ndarray:
         rows = np.asarray(self.matrix[[self.index[w] for w in words if w in self.index]], dtype=np.float64)
