@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -91,6 +93,76 @@ def test_candidate_blocks_do_not_change_the_result(offline_run, nlp):
     assert {captions.caption_ids[o.index]: o.record.contrast for o in outcomes if o.record} == {
         k: v for k, v in expected.items() if k in captions.caption_ids[:12]
     }
+
+
+def test_killed_run_resumes_byte_identical(tmp_path):
+    """A real run killed by its pid after its first chunks, then resumed, ends byte-identical to an
+    uninterrupted one. The last chunk repeats captions of the first: their sentence embeddings must
+    not come from the first chunk's batches in one run and from their own in the other."""
+    if not MSRVTT.is_file():
+        pytest.skip(f"MSR-VTT sample not present: {MSRVTT}")
+    first = read_captions(MSRVTT).subset(range(24))
+    rows = [*zip(first.caption_ids, first.texts, first.video_ids), *((f"again{k}", first.texts[k], first.video_ids[k]) for k in range(8))]
+    path = tmp_path / "captions.tsv"
+    path.write_text("caption_id\ttext\tvideo_id\n" + "".join(f"{c}\t{t}\t{v}\n" for c, t, v in rows), encoding="utf-8")
+    (tmp_path / "verb.yaml").write_text("chunk_size: 8\n", encoding="utf-8")
+    config = VerbConfig(chunk_size=8)
+    reference = tmp_path / "reference.jsonl"
+    verb_contrasts(read_captions(path), reference, config)
+
+    out = tmp_path / "killed.jsonl"
+    partial = out.with_name(out.name + ".partial")
+    command = [sys.executable, "-m", "tvrbench.cli", "contrast", "verb", "--captions", str(path), "--out", str(out), "--config", str(tmp_path / "verb.yaml")]
+    child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 600
+    while child.poll() is None and time.monotonic() < deadline:
+        if partial.exists() and len(partial.read_text(encoding="utf-8").splitlines()) > 2 * 8:  # a header and two chunks
+            break
+        time.sleep(0.05)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    assert not out.exists(), "the run ended before it was killed: nothing was resumed"
+    done = len(partial.read_text(encoding="utf-8").splitlines()) - 1
+    assert 0 < done < len(rows)
+    verb_contrasts(read_captions(path), out, config)
+    assert out.read_bytes() == reference.read_bytes()
+
+
+def test_a_chunk_does_not_depend_on_the_chunks_before_it(offline_run, nlp):
+    """The sentence embeddings a chunk uses are the same, to the bit, whether an earlier chunk held the
+    same captions or not (without clearing, a repeated caption's vector comes from the earlier batch)."""
+    from tvrbench.generators.filters import Embeddings, MeaningChanged
+    from tvrbench.generators.verb import CaptionVerbs, verb_search
+
+    class Recorded(Embeddings):
+        def __init__(self, model):
+            super().__init__(model)
+            self.calls = []
+
+        def __call__(self, texts):
+            self.calls.append(super().__call__(texts))
+            return self.calls[-1]
+
+    captions, _, _ = offline_run
+    docs = list(nlp.pipe(captions.texts[:24]))
+    ids = [*captions.caption_ids[:24], *(f"again{k}" for k in range(12))]
+    videos = [*captions.video_ids[:24], *captions.video_ids[:12]]
+    docs += docs[:12]
+
+    def embeddings_of_last_chunk(chunks):
+        search, _ = verb_search(VerbConfig(), nlp, CaptionVerbs(docs))
+        (meaning,) = [c for c in search.constraints if isinstance(c, MeaningChanged)]
+        meaning.embed = Recorded(meaning.embed.model)
+        for chunk in chunks:
+            meaning.embed.calls.clear()
+            outcomes = search.run([docs[i] for i in chunk], ids, videos, chunk)
+        return meaning.embed.calls, [o.record.to_json() if o.record else None for o in outcomes]
+
+    last = list(range(24, 36))  # the first 12 captions again, under new ids
+    after, records_after = embeddings_of_last_chunk([list(range(24)), last])
+    alone, records_alone = embeddings_of_last_chunk([last])
+    assert records_after == records_alone and len(after) == len(alone) > 0
+    assert all(np.array_equal(a, b) for a, b in zip(after, alone))
 
 
 def test_candidates_are_tried_fitting_first_then_most_plausible(nlp):

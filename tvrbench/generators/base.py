@@ -97,6 +97,10 @@ class CandidateGenerator(Protocol):
 
 
 class Constraint(Protocol):
+    """A generator or constraint may also have ``clear_cache()`` (as in TextAttack): the search calls
+    it before each chunk, so that values a model computes in batches (sentence embeddings, causal-LM
+    scores, which differ in the last float bits with the batch's other texts) depend only on the chunk."""
+
     name: str
 
     def check(self, candidates: Sequence[Candidate]) -> list[Check]: ...
@@ -164,7 +168,11 @@ class ContrastSearch:
         self.max_block = max(block, max_block)
 
     def run(self, docs: Sequence, caption_ids: Sequence[str], video_ids: Sequence[str], indices: Sequence[int]) -> list[Outcome]:
-        """Contrasts for the captions at ``indices`` (a chunk); ``docs`` are parsed in the same order."""
+        """Contrasts for the captions at ``indices`` (a chunk); ``docs`` are parsed in the same order.
+        The result depends only on the chunk, so a resumed run ends byte-identical to an uninterrupted one."""
+        for part in (self.generator, *self.constraints):
+            if hasattr(part, "clear_cache"):
+                part.clear_cache()
         outcomes: dict[int, Outcome] = {}
         queues: dict[int, list[Request]] = {}
         for index, doc in zip(indices, docs):

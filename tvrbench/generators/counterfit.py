@@ -230,7 +230,8 @@ class VerbVectors:
             np.savez(out, words=np.array(words, dtype=str), vectors=vectors)
         return cls(words, vectors, name)
 
-    def _mean(self, lemmas: Sequence[str]) -> np.ndarray | None:
+    @functools.lru_cache(maxsize=50000)
+    def _mean(self, lemmas: tuple[str, ...]) -> np.ndarray | None:
         """Unit mean of the words' unit vectors ("pick_up" counts as "pick" and "up"), or None if none is known."""
         found = []
         for word in (part for lemma in lemmas for part in lemma.lower().replace("_", " ").split()):
@@ -244,7 +245,7 @@ class VerbVectors:
 
     def cosines(self, pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> list[float | None]:
         """Cosine of each (lemmas a, lemmas b) pair's mean vectors; None where a side has no known word."""
-        means = [(self._mean(a), self._mean(b)) for a, b in pairs]
+        means = [(self._mean(tuple(a)), self._mean(tuple(b))) for a, b in pairs]
         known = [k for k, (a, b) in enumerate(means) if a is not None and b is not None]
         out: list[float | None] = [None] * len(pairs)
         if known:

@@ -153,6 +153,9 @@ class Perplexity:
         self.lm = lm
         self.config = config
 
+    def clear_cache(self) -> None:
+        self.lm.clear_cache()
+
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:
         texts = list(dict.fromkeys(t for c in candidates for t in (c.original, c.text)))
         ppl = dict(zip(texts, np.exp(-mean_logprobs(self.lm, texts))))
@@ -183,6 +186,9 @@ class Embeddings:
             self.cache.update(zip(missing, vectors.astype(np.float32)))
         return np.stack([self.cache[t] for t in texts])
 
+    def clear_cache(self) -> None:
+        self.cache.clear()
+
 
 class MeaningChanged:
     """Score: the sentence cosine; ``antonym``, ``verb_cosine`` and ``sentence_cosine`` are kept.
@@ -205,6 +211,10 @@ class MeaningChanged:
         self.config = config
         self.sentence_tests: Counter = Counter()  # per (caption index, target start)
 
+    def clear_cache(self) -> None:
+        self.embed.clear_cache()
+        self.sentence_tests.clear()
+
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:
         """Verb cosines first; a sentence is embedded only where its verb changed and is no antonym."""
         new = self.parses.new_verbs(candidates)
@@ -220,8 +230,8 @@ class MeaningChanged:
                 open_.append(k)
         sent_cos = np.full(len(candidates), np.nan)
         if open_:
-            originals = self.embed([candidates[k].original for k in open_])
-            sent_cos[open_] = np.einsum("ij,ij->i", originals, self.embed([candidates[k].text for k in open_]))
+            vectors = self.embed([*(candidates[k].original for k in open_), *(candidates[k].text for k in open_)])
+            sent_cos[open_] = np.einsum("ij,ij->i", vectors[: len(open_)], vectors[len(open_) :])
         checks = []
         for k in range(len(candidates)):
             sentence = None if np.isnan(sent_cos[k]) else round(float(sent_cos[k]), 6)

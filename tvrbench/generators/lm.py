@@ -48,6 +48,10 @@ class LanguageModel(Protocol):
         (what ranking a target's candidates needs; an n-gram model scores only the changed window)."""
         ...
 
+    def clear_cache(self) -> None:
+        """Forget cached scores that depend on what else was in their batch."""
+        ...
+
 
 def mean_logprobs(lm: LanguageModel, texts: Sequence[str]) -> np.ndarray:
     """Per-token mean log-probability of each text: minus the log of its perplexity."""
@@ -174,6 +178,9 @@ class NGramLM:
         value = self.model.prob([word.lower()])
         return -np.inf if value <= self._zero else self.logmath.log_to_log10(value)
 
+    def clear_cache(self) -> None:
+        """Nothing to forget: an n-gram score does not depend on the batch."""
+
 
 # --------------------------------------------------------------------------- transformers
 
@@ -203,6 +210,9 @@ class CausalLM:
 
     def variant_totals(self, text: str, start: int, end: int, replacements: Sequence[str]) -> np.ndarray:
         return total_logprobs(self, [text[:start] + r + text[end:] for r in replacements])
+
+    def clear_cache(self) -> None:
+        self.cache.clear()
 
     def _score(self, texts: Sequence[str]) -> list[np.ndarray]:
         import torch

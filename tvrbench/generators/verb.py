@@ -128,10 +128,6 @@ class ArgumentFit:
         self.min_similarity = min_similarity
         self.index, self.matrix = glove_vectors()
 
-    def unit_rows(self, words: Sequence[str]) -> np.ndarray:
-        rows = np.asarray(self.matrix[[self.index[w] for w in words if w in self.index]], dtype=np.float64)
-        return rows / np.linalg.norm(rows, axis=1, keepdims=True) if len(rows) else np.zeros((0, self.matrix.shape[1]))
-
     @functools.lru_cache(maxsize=200000)
     def fits(self, frame: tuple[str, str | None, str | None], lemma: str) -> bool:
         kind, word, noun = frame
@@ -139,19 +135,33 @@ class ArgumentFit:
         if kind == "none":
             return frame in seen
         if kind == "object":
-            return self.alike(word, [w for k, w, _ in seen if k == "object"])
-        nouns = [n for k, w, n in seen if k == "prep" and w == word]
-        return bool(nouns) if noun is None else self.alike(noun, nouns)  # no noun: the preposition alone
+            return self.alike(word, ("object", None), lemma)
+        if not any(k == "prep" and w == word for k, w, _ in seen):
+            return False
+        return noun is None or self.alike(noun, ("prep", word), lemma)  # no noun: the preposition alone
 
-    def alike(self, noun: str, nouns: Sequence[str | None]) -> bool:
-        """Whether ``noun`` is one of ``nouns`` or close to one; "something" fits every verb, so proves nothing."""
+    def alike(self, noun: str, slot: tuple[str, str | None], lemma: str) -> bool:
+        """Whether ``noun`` is one the captions give ``lemma`` in ``slot``, or close to one; "something"
+        fits every verb, so proves nothing."""
         if noun in GENERIC_OBJECTS:
             return False
-        known = [n for n in nouns if n is not None and n not in GENERIC_OBJECTS]
-        if noun in known:
-            return True
-        rows = self.unit_rows(known)
-        return noun in self.index and len(rows) > 0 and float((rows @ self.unit_rows([noun])[0]).max()) >= self.min_similarity
+        known, rows = self.known(slot, lemma)
+        return noun in known or (noun in self.index and len(rows) > 0 and float((rows @ self.unit(noun)).max()) >= self.min_similarity)
+
+    @functools.lru_cache(maxsize=50000)
+    def known(self, slot: tuple[str, str | None], lemma: str) -> tuple[frozenset[str], np.ndarray]:
+        """The informative nouns the captions give ``lemma`` in ``slot``, and their unit GloVe rows."""
+        kind, word = slot
+        frames = self.captions.frames.get(lemma, ())
+        found = {w for k, w, _ in frames if k == "object"} if kind == "object" else {n for k, w, n in frames if k == "prep" and w == word}
+        nouns = sorted(found - {None} - GENERIC_OBJECTS)
+        vectors = [self.unit(n) for n in nouns if n in self.index]
+        return frozenset(nouns), np.stack(vectors) if vectors else np.zeros((0, self.matrix.shape[1]))
+
+    @functools.lru_cache(maxsize=50000)
+    def unit(self, word: str) -> np.ndarray:
+        row = np.asarray(self.matrix[self.index[word]], dtype=np.float64)
+        return row / np.linalg.norm(row)
 
 
 # --------------------------------------------------------------------------- candidates
@@ -209,13 +219,18 @@ class WordNetVerbs:
                 [
                     Candidate(
                         request,
-                        (Replacement(span.token_start, span.token_end, span.char_start, span.char_end, span.original, match_case(inflect(name, verb.tag_), verb.text)),),
+                        (Replacement(span.token_start, span.token_end, span.char_start, span.char_end, span.original, fill),),
                         {"relation": relation, "original_lemma": lemma, "new_lemma": name},
                     )
-                    for name, relation in self.alternatives(lemma, head)
+                    for name, relation, fill in self.fills(lemma, head, verb.tag_, verb.text)
                 ]
             )
         return lists
+
+    @functools.lru_cache(maxsize=20000)
+    def fills(self, lemma: str, head: str, tag: str, text: str) -> tuple[tuple[str, str, str], ...]:
+        """(new lemma, relation, the words put in the caption): each alternative inflected like ``text``."""
+        return tuple((name, relation, match_case(inflect(name, tag), text)) for name, relation in self.alternatives(lemma, head))
 
 
 def new_lemma(candidate: Candidate) -> str:
@@ -243,6 +258,9 @@ class RankedByLM:
         self.lm = lm
         self.fit = fit
         self.name = generator.name
+
+    def clear_cache(self) -> None:
+        self.lm.clear_cache()
 
     def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
         ranked = []
