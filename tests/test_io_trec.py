@@ -116,7 +116,7 @@ def test_pickled_run_is_refused(tmp_path):
 
 
 def test_write_run_refuses_ids_trec_cannot_hold(tmp_path):
-    with pytest.raises(ValueError, match="whitespace"):
+    with pytest.raises(InputError, match="whitespace"):
         write_run(tmp_path / "r", np.zeros((1, 1)), ["a caption"], ["v1"])
     with pytest.raises(ValueError, match="shape"):
         write_run(tmp_path / "r", np.zeros((2, 1)), ["c1"], ["v1"])

@@ -8,12 +8,15 @@ file and the key.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TypeVar
+from typing import Annotated, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tvrbench.errors import InputError
+
+
+Seed = Annotated[int, Field(ge=0)]  # numpy's generators take non-negative seeds only
 
 
 class Settings(BaseModel):

@@ -117,8 +117,14 @@ def _shell_word(arg: str) -> str:
 
 
 def run_step(step: Step, out: Path, log) -> float:
-    """Run one command in this process, its output in ``logs/``; returns seconds."""
-    from tvrbench.cli import app
+    """Run one command in this process, its output in ``logs/``; returns seconds.
+
+    A step that fails, exits non-zero or is interrupted stops the demo: its exception (or
+    ``typer.Exit`` with its code) propagates, so the later steps never run on missing files.
+    """
+    import typer
+
+    from tvrbench.cli import invoke
 
     args = [arg.replace("{SAMPLE}", str(SAMPLE_DIR)).replace("{OUT}", str(out)) for arg in step.args]
     print(f"$ tvrbench {' '.join(map(_shell_word, step.args))}", file=log, flush=True)
@@ -126,8 +132,16 @@ def run_step(step: Step, out: Path, log) -> float:
     logs.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with open(logs / f"{step.name}.txt", "w", encoding="utf-8") as captured:
-        with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
-            app(args=args, standalone_mode=False)
+        try:
+            with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+                invoke(args)
+        except typer.Exit as stop:
+            if stop.exit_code:
+                print(f"  step {step.name} exited with code {stop.exit_code}; see {logs / f'{step.name}.txt'}", file=log, flush=True)
+                raise
+        except BaseException:
+            print(f"  step {step.name} failed; see {logs / f'{step.name}.txt'}", file=log, flush=True)
+            raise
     seconds = time.perf_counter() - started
     print(f"  ({seconds:.1f} s)", file=log, flush=True)
     return seconds

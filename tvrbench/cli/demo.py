@@ -7,9 +7,11 @@ from pathlib import Path
 import typer
 
 from tvrbench.cli import app
+from tvrbench.cli.outputs import FOLDER, writes
 
 
 @app.command()
+@writes(out=FOLDER)
 def demo(out: Path = typer.Option(..., "--out", help="Folder for every output (created; existing files are replaced).")) -> None:
     """The whole pipeline on the embedded sample, offline: results.json, a dataset folder and report.html.
 

@@ -8,9 +8,11 @@ from rich.table import Table
 
 from tvrbench import resources
 from tvrbench.cli import app
+from tvrbench.cli.outputs import writes
 
 
 @app.command()
+@writes()
 def doctor(
     fix: bool = typer.Option(False, "--fix", help="Install what is missing and can be installed from here."),
 ) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 import numpy as np
@@ -12,12 +11,14 @@ from rich.console import Console
 from rich.table import Table
 
 from tvrbench.cli import app
+from tvrbench.cli.outputs import FILE, writes
 from tvrbench.errors import InputError
 from tvrbench.evaluation import EvaluationResult, Judgments, evaluate
 from tvrbench.evaluation.settings import EvaluateSettings
 from tvrbench.config import load_settings
 from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.io.captions import Captions, read_captions, read_video_ids
+from tvrbench.io.files import read_json_object, string_list
 from tvrbench.io.scores import read_scores
 from tvrbench.signature import file_digest
 
@@ -58,19 +59,20 @@ def load_relevance(path: Path, shape: tuple[int, int], captions: Captions, video
     name = f"{path.name}:{file_digest(path)}"
     sidecar = path.with_suffix(".json")
     if sidecar.is_file():
-        try:
-            meta = json.loads(sidecar.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise InputError(sidecar, "malformed JSON sidecar") from None
-        name = f"{meta.get('proxy', 'proxy')}:{file_digest(path)}"
+        meta = read_json_object(sidecar)
+        proxy, rows = meta.get("proxy", "proxy"), meta.get("rows", "captions")
+        if not isinstance(proxy, str) or rows not in ("videos", "captions"):
+            raise InputError(sidecar, "not a proxy sidecar: 'proxy' must be a name and 'rows' videos or captions")
+        name = f"{proxy}:{file_digest(path)}"
         if meta.get("level") == "caption":
             raise InputError(path, "is a caption × caption proxy; build a video-level one (tvrbench proxies --level video)")
-        if meta.get("rows") == "videos":
+        if "row_ids" in meta or "col_ids" in meta:
+            row_ids = string_list(meta, "row_ids", sidecar, matrix.shape[0])
+            col_ids = string_list(meta, "col_ids", sidecar, matrix.shape[1])
+            caption_ids, videos_of = (col_ids, row_ids) if rows == "videos" else (row_ids, col_ids)
+            matrix = _reorder(matrix.T if rows == "videos" else matrix, caption_ids, captions.caption_ids, videos_of, video_ids, sidecar)
+        elif rows == "videos":
             matrix = matrix.T
-        row_ids, col_ids = meta.get("row_ids"), meta.get("col_ids")
-        if row_ids is not None and col_ids is not None:
-            caption_ids, videos_of = (col_ids, row_ids) if meta.get("rows") == "videos" else (row_ids, col_ids)
-            matrix = _reorder(matrix, caption_ids, captions.caption_ids, videos_of, video_ids, sidecar)
     if matrix.shape != shape:
         raise InputError(path, f"has shape {matrix.shape}, expected {shape} (captions × videos)")
     if matrix.min() < 0 or matrix.max() > 1:
@@ -119,6 +121,7 @@ def write_per_query(path: Path, result: EvaluationResult, captions: Captions) ->
 
 
 @app.command("evaluate")
+@writes(json_out=FILE, per_query=FILE)
 def evaluate_command(
     queries: Path = typer.Option(..., "--queries", help="Captions: CSV/TSV/JSONL with caption_id,text,video_id, or MSR-VTT's JSFUSION CSV."),
     videos: Path = typer.Option(..., "--videos", help="One video id per line, in the column order of the scores."),

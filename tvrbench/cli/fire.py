@@ -17,9 +17,11 @@ from rich.console import Console
 from rich.table import Table
 
 from tvrbench.cli import app
+from tvrbench.cli.outputs import FILE, FOLDER, writes
 from tvrbench.errors import InputError
 from tvrbench.evaluation.fire import config as fire_config
 from tvrbench.io.atomic import atomic_write, write_json
+from tvrbench.io.outputs import name_in, safe_name
 from tvrbench.signature import Signature, file_digest
 
 fire = typer.Typer(help="FIRE relevance labels: agreement, Table 1, overlap, pooling bias, bootstrap, length, "
@@ -77,7 +79,7 @@ def _model_name(spec: str) -> tuple[str, Path]:
         name = Path(spec).stem.removeprefix("scores_")
     if not name or not path:
         raise InputError(None, f"--scores {spec!r}: expected NAME=PATH")
-    return name, Path(path)
+    return safe_name(name, "model name (it names plot files)"), Path(path)
 
 
 def _models(specs: list[str], captions, video_ids) -> dict[str, np.ndarray]:
@@ -161,6 +163,7 @@ def _fmt(value) -> str:
 
 
 @fire.command()
+@writes(json_out=FILE)
 def agreement(
     fire_path: Path = FIRE_REQUIRED,
     dataset: Optional[str] = typer.Option(None, "--dataset", help="Only this dataset (default: every dataset in the file)."),
@@ -188,6 +191,7 @@ def agreement(
 
 
 @fire.command()
+@writes(json_out=FILE, csv_out=FILE)
 def compare(
     queries: Path = QUERIES,
     videos: Path = VIDEOS,
@@ -229,6 +233,7 @@ def compare(
 
 
 @fire.command()
+@writes(json_out=FILE)
 def overlap(
     queries: Path = QUERIES,
     videos: Path = VIDEOS,
@@ -265,6 +270,7 @@ def overlap(
 
 
 @fire.command()
+@writes(json_out=FILE)
 def pooling(
     queries: Path = QUERIES,
     videos: Path = VIDEOS,
@@ -297,6 +303,7 @@ def pooling(
 
 
 @fire.command()
+@writes(json_out=FILE, plots=FOLDER)
 def bootstrap(
     queries: Path = QUERIES,
     videos: Path = VIDEOS,
@@ -305,7 +312,7 @@ def bootstrap(
     dataset: Optional[str] = DATASET,
     sizes: Optional[str] = typer.Option(None, "--sizes", help="Comma-separated sample sizes [default: 500,1000,3000]."),
     resamples: Optional[int] = typer.Option(None, "--resamples", help="Resamples per size [default: 10000]."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [default: 0]."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed [default: 0]."),
     metrics: Optional[str] = typer.Option(None, "--metrics", help="Comma-separated metrics [default: C@1,C@5,C@10]."),
     config: Optional[Path] = CONFIG,
     json_out: Optional[Path] = JSON_OUT,
@@ -337,12 +344,13 @@ def bootstrap(
         from tvrbench.evaluation.fire.plots import bootstrap_figure, save_figure
 
         for metric in boot.metrics:
-            stem = plots / f"fig4_bootstrap_{name}_{metric.replace('@', 'at')}"
+            stem = name_in(plots, f"fig4_bootstrap_{name}_{metric.replace('@', 'at')}", "plot file name")
             _written(*save_figure(bootstrap_figure(results[metric], metric, name), stem, settings.plots.formats,
                                   settings.plots.dpi))
 
 
 @fire.command()
+@writes(json_out=FILE)
 def paired(
     queries: Path = QUERIES,
     videos: Path = VIDEOS,
@@ -350,7 +358,7 @@ def paired(
     fire_path: Optional[Path] = FIRE_FILE,
     dataset: Optional[str] = DATASET,
     resamples: Optional[int] = typer.Option(None, "--resamples", help="Resamples [default: 10000]."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [default: 0]."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed [default: 0]."),
     metrics: Optional[str] = typer.Option(None, "--metrics", help="Comma-separated metrics [default: C@1,C@5,C@10]."),
     config: Optional[Path] = CONFIG,
     json_out: Optional[Path] = JSON_OUT,
@@ -385,6 +393,7 @@ def paired(
 
 
 @fire.command()
+@writes(json_out=FILE, plots=FOLDER)
 def length(
     queries: Path = QUERIES,
     videos: Path = VIDEOS,
@@ -405,6 +414,8 @@ def length(
     captions, video_ids = _captions_and_videos(queries, videos)
     models = _models(scores, captions, video_ids)
     labels = _fire_labels(fire_path, dataset)
+    name = labels.datasets()[0]
+    fig2 = name_in(plots, f"fig2_positives_vs_length_{name}", "FIRE dataset name") if plots else None
     judgments = _judgments(captions, video_ids, labels, videos)
     words = caption_lengths(captions.texts, "words")
     positives = np.asarray(judgments.positive.sum(axis=1)).ravel()
@@ -412,7 +423,6 @@ def length(
     name_a, name_b, tables, engine = _two_model_outcomes(models, judgments, opts.metric, lengths,
                                                          bin_edges(lengths, opts.bin_width), settings)
     _print_outcomes(f"{opts.metric} by caption length (Figure 3)", f"{opts.unit} bin", tables, name_a, name_b)
-    name = labels.datasets()[0]
     if json_out:
         signature = _signature("length", {"queries": queries, "videos": videos, "fire": fire_path},
                                {"metric": opts.metric, "unit": opts.unit, "bin_width": opts.bin_width, "engine": engine})
@@ -425,7 +435,7 @@ def length(
         from tvrbench.evaluation.fire.plots import positives_vs_length_figure, save_figure
 
         figure = positives_vs_length_figure(words, positives, name)
-        _written(*save_figure(figure, plots / f"fig2_positives_vs_length_{name}", settings.plots.formats, settings.plots.dpi))
+        _written(*save_figure(figure, fig2, settings.plots.formats, settings.plots.dpi))
         _save_outcome_figures(tables, name_a, name_b, f"{name}: {opts.metric} of {name_a} and {name_b} by caption length",
                               f"Caption length ({opts.unit})", plots / "fig3_outcomes_by_length", settings)
 
@@ -467,6 +477,7 @@ def _save_outcome_figures(tables: dict, name_a: str, name_b: str, title: str, xl
 
 
 @fire.command()
+@writes(json_out=FILE, plots=FOLDER)
 def ranks(
     queries: Path = QUERIES,
     videos: Path = VIDEOS,
@@ -498,13 +509,15 @@ def ranks(
         from tvrbench.evaluation.fire.plots import positive_ranks_figure, save_figure
 
         figure = positive_ranks_figure(found["original"], found["fire"], max_rank, labels.datasets()[0], name)
-        _written(*save_figure(figure, plots / f"appG_positive_ranks_{name}", settings.plots.formats, settings.plots.dpi))
+        _written(*save_figure(figure, name_in(plots, f"appG_positive_ranks_{name}", "plot file name"), settings.plots.formats,
+                              settings.plots.dpi))
 
 
 # --------------------------------------------------------------------------- train-test overlap (Appendix D)
 
 
 @fire.command("overlap-train")
+@writes(json_out=FILE, plots=FOLDER)
 def overlap_train(
     queries: Path = QUERIES,
     train: Path = typer.Option(..., "--train", help="Training captions (any captions format)."),
@@ -564,6 +577,7 @@ def overlap_train(
 
 
 @fire.command()
+@writes(out=FILE, json_out=FILE)
 def queue(
     queries: Path = QUERIES,
     videos: Path = VIDEOS,
@@ -615,6 +629,7 @@ def queue(
 
 
 @labels_app.command("to-qrels")
+@writes(out=FILE, metadata=FILE)
 def to_qrels(
     fire_path: Path = FIRE_REQUIRED,
     out: Path = typer.Option(..., "--out", help="TREC qrels to write."),
@@ -648,6 +663,7 @@ def to_qrels(
 
 
 @labels_app.command("to-fire")
+@writes(out=FILE)
 def to_fire(
     qrels_path: Path = typer.Option(..., "--qrels", help="TREC qrels file."),
     metadata: Path = typer.Option(..., "--metadata", help="The sidecar written by 'to-qrels'."),

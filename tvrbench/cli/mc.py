@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
+from tvrbench.cli.outputs import FILE, beside, writes
 
 mc = typer.Typer(help="Multiple-choice splits: build (Random / Gender / ID / Verb MC), import human TSVs, score.", no_args_is_help=True)
 app.add_typer(mc, name="mc")
@@ -27,13 +28,14 @@ def _settings(config: Optional[Path], seed: Optional[int], same_movie: bool = Fa
 
 
 @mc.command()
+@writes(out=beside(".json"))
 def build(
     captions: Path = typer.Option(..., "--captions", help="Captions; each video's first caption is its positive."),
     kind: str = typer.Option(..., "--kind", help="random, gender, verb or id."),
     out: Path = typer.Option(..., "--out", help="MC TSV (clip, ending0..ending4, label); settings go to OUT.json."),
     contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records (JSONL) of --kind, for gender / verb / id."),
     same_movie: bool = typer.Option(False, "--same-movie", help="Negatives from other clips of the same movie (LSMDC)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed. [default: 0]"),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/mc.yaml)."),
 ):
     """5 options, 1 positive; a contrast MC swaps one random negative for a contrast of the positive."""
@@ -46,6 +48,7 @@ def build(
 
 
 @mc.command("import")
+@writes(out=beside(".json"))
 def import_(
     tsv: Path = typer.Option(..., "--tsv", help="An MC TSV made elsewhere, e.g. Park et al.'s human verb contrast set."),
     out: Path = typer.Option(..., "--out", help="Where the split goes, with its OUT.json."),
@@ -59,6 +62,7 @@ def import_(
 
 
 @mc.command()
+@writes(json_out=FILE)
 def score(
     mc_path: Path = typer.Option(..., "--mc", help="MC TSV (its OUT.json sidecar, if present, names the contrast options)."),
     json_out: Path = typer.Option(..., "--json", help="Result JSON: accuracy, ties, n, subsets, signature."),

@@ -12,12 +12,21 @@ import numpy as np
 import typer
 
 from tvrbench.cli import app
+from tvrbench.cli.outputs import FILE, Writes, writes
 from tvrbench.errors import InputError
+from tvrbench.io.files import string_list
 from tvrbench.proxies.matrix import read_proxy
 
 study = typer.Typer(help="Studies of Wray et al. on proxy matrices: Fig. 4 curve, Fig. 5 GMR bounds, supp. A/B, §4.3 triplets.",
                     no_args_is_help=True)
 app.add_typer(study, name="proxy-study")
+
+
+# The matrix, its sidecar M.json, and the partial matrix and progress file a rerun resumes from.
+PROXY_OUT = Writes((lambda path: path, lambda path: path.with_suffix(".json"), lambda path: path.with_name(path.name + ".partial"),
+                    lambda path: path.with_name(path.name + ".partial.json")))
+# proxy-study gmr draws one figure per direction beside --plot.
+GMR_PLOTS = Writes(tuple(lambda path, d=direction: path.with_name(f"{path.stem}_{d}{path.suffix}") for direction in ("t2v", "v2t")))
 
 
 class Proxy(str, Enum):
@@ -35,6 +44,7 @@ class Level(str, Enum):
 
 
 @app.command()
+@writes(out=PROXY_OUT)
 def proxies(
     captions: Path = typer.Option(..., "--captions", help="Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSFUSION CSV or MSRVTT_data.json."),
     proxy: Proxy = typer.Option(..., "--proxy", help="bow, pos, syn, met (METEOR), embedding (sentence-embedding cosine) or visual."),
@@ -83,6 +93,13 @@ def proxies(
 # --------------------------------------------------------------------------- studies
 
 
+def _similarity(value: float) -> float:
+    """A threshold on proxy values, which lie in [0, 1] (NaN or a value outside would select nothing)."""
+    if not 0.0 <= value <= 1.0:
+        raise typer.BadParameter(f"{value} is not a similarity in [0, 1]")
+    return value
+
+
 def _named(value: str) -> tuple[str, Path]:
     name, _, path = value.rpartition("=")
     return (name or Path(path).stem), Path(path)
@@ -97,6 +114,7 @@ def _emit(payload: dict, json_out: Optional[Path]) -> None:
 
 
 @study.command("curve")
+@writes(plot=FILE, json_out=FILE)
 def study_curve(
     matrix: list[str] = typer.Option(..., "--matrix", help="NAME=M.npy (repeatable): video-level proxy matrices."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Figure (.png or .svg)."),
@@ -114,10 +132,11 @@ def study_curve(
 
 
 @study.command("gmr")
+@writes(plot=GMR_PLOTS, json_out=FILE)
 def study_gmr(
     scores: list[str] = typer.Option(..., "--scores", help="NAME=S.npy (repeatable): model scores, captions x videos."),
     relevance: Path = typer.Option(..., "--relevance", help="Video-level SYN matrix (videos x captions) from tvrbench proxies."),
-    threshold: float = typer.Option(0.8, "--threshold", help="Items with S > threshold count as equivalent."),
+    threshold: float = typer.Option(0.8, "--threshold", callback=_similarity, help="Items with S > threshold count as equivalent."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Figure (.png or .svg), text-to-video and video-to-text side by side."),
     json_out: Optional[Path] = typer.Option(None, "--json"),
 ):
@@ -140,13 +159,16 @@ def study_gmr(
 
 
 def _caption_video(sidecar: dict, row_index: dict[str, int], source: Path) -> np.ndarray:
-    owners = sidecar.get("col_videos")
-    if owners is None or len(owners) != len(sidecar["col_ids"]):
+    if sidecar.get("col_videos") is None:
         raise InputError(source, "sidecar lacks col_videos (the video of each caption); rebuild with this version")
+    owners = string_list(sidecar, "col_videos", source, len(sidecar["col_ids"]))
+    if not set(owners) <= row_index.keys():
+        raise InputError(source, "sidecar's col_videos name videos that are not its rows")
     return np.asarray([row_index[v] for v in owners], dtype=np.int64)
 
 
 @study.command("correlation")
+@writes(plot=FILE, json_out=FILE)
 def study_correlation(
     matrix: list[str] = typer.Option(..., "--matrix", help="NAME=M.npy (repeatable), same shape."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Heat map (.png or .svg)."),
@@ -167,12 +189,13 @@ def study_correlation(
 
 
 @study.command("human-kit")
+@writes(out=FILE)
 def study_human_kit(
     matrix: Path = typer.Option(..., "--matrix", help="Video-level proxy matrix."),
     captions: Path = typer.Option(..., "--captions", help="The captions file the matrix was built from."),
     out: Path = typer.Option(..., "--out", help="Kit CSV: video_id, presented, caption_id, text, slot, proxy_score."),
     videos: int = typer.Option(100, "--videos", min=1),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", min=0),
 ):
     """Supp. A: 5 captions per sampled video (most, quartiles, least) for annotators to order.
 
@@ -182,10 +205,16 @@ def study_human_kit(
     from tvrbench.proxies.studies import human_kit
     from tvrbench.proxies.tables import write_csv
 
+    from tvrbench.signature import text_digest
+
     rel, sidecar = read_proxy(matrix)
     table = read_captions(captions)
     if table.caption_ids != sidecar["col_ids"]:
         raise InputError(captions, f"caption ids differ from the columns of {matrix}")
+    # The kit shows these texts as the ones the scores were computed on: the signature's caption digest must match.
+    built_from = dict(field.partition(":")[::2] for field in str(sidecar.get("signature", "")).split("|")).get("captions")
+    if built_from != f"{len(table.texts)}:{text_digest(table.texts)}":
+        raise InputError(captions, f"caption texts differ from those {matrix} was built from")
     from tvrbench.proxies.video import VideoGroups
 
     groups = VideoGroups.from_caption_videos(table.video_ids)
@@ -197,6 +226,7 @@ def study_human_kit(
 
 
 @study.command("human-score")
+@writes(json_out=FILE)
 def study_human_score(
     kit: Path = typer.Option(..., "--kit", help="The kit CSV from human-kit."),
     rankings: Path = typer.Option(..., "--rankings", help="CSV annotator,video_id,caption_id,rank (1 = most relevant)."),
@@ -206,17 +236,18 @@ def study_human_score(
     from tvrbench.proxies.studies import human_agreement
     from tvrbench.proxies.tables import read_csv
 
-    _emit(human_agreement(read_csv(kit, ("video_id", "caption_id", "proxy_score")),
-                          read_csv(rankings, ("annotator", "video_id", "caption_id", "rank"))), json_out)
+    _emit(human_agreement(read_csv(kit, ("video_id", "caption_id", "proxy_score"), {"proxy_score": float}),
+                          read_csv(rankings, ("annotator", "video_id", "caption_id", "rank"), {"rank": int})), json_out)
 
 
 @study.command("triplets")
+@writes(out=FILE)
 def study_triplets(
     matrix: Path = typer.Option(..., "--matrix", help="Video-level proxy matrix."),
-    threshold: float = typer.Option(..., "--threshold", help="Positives: S >= T; negatives: S < T."),
+    threshold: float = typer.Option(..., "--threshold", callback=_similarity, help="Positives: S >= T; negatives: S < T."),
     out: Path = typer.Option(..., "--out", help="CSV video_id, positive_caption_id, negative_caption_id."),
     per_video: int = typer.Option(10, "--per-video", min=1),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", min=0),
 ):
     """§4.3: training triplets thresholded on semantic similarity."""
     from tvrbench.proxies.studies import triplets

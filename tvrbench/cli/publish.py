@@ -8,11 +8,13 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
+from tvrbench.cli.outputs import FOLDER, writes
 
 NAMED = "Repeatable; NAME=PATH names the config (default: KIND_<file stem>)."
 
 
 @app.command()
+@writes(out=FOLDER)
 def publish(
     out: Path = typer.Option(..., "--out", help="Dataset folder to write (README.md card + data/<config>/*.parquet)."),
     mc: list[str] = typer.Option([], "--mc", help=f"Multiple-choice TSV (clip, ending0..4, label). {NAMED}"),
@@ -28,6 +30,8 @@ def publish(
     split: str = typer.Option("test", "--split", help="Split name of every config."),
     license: Optional[str] = typer.Option(None, "--license", help="Licence id for the card (e.g. cc-by-4.0); unset → 'other', marked to fill in."),
     title: str = typer.Option("tvrbench derived evaluation data", "--title", help="pretty_name of the card."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Write into a non-empty folder publish did not make "
+                                                             "(only its own files are replaced; nothing is removed)."),
     push_to: Optional[str] = typer.Option(None, "--push", metavar="REPO_ID", help="Upload the folder to this dataset repo (token from HF_TOKEN)."),
     private: bool = typer.Option(False, "--private", help="Create the repo private."),
     endpoint: Optional[str] = typer.Option(None, "--endpoint", help="Hub URL (default: HF_ENDPOINT, else https://huggingface.co)."),
@@ -45,6 +49,7 @@ def publish(
         RELEVANCE_FORMS,
         contrast_artifact,
         fire_qrels_artifact,
+        hub_endpoint,
         mc_artifact,
         named_path,
         plan_push,
@@ -59,6 +64,8 @@ def publish(
         raise InputError("--relevance-form", f"{relevance_form!r} is not one of {', '.join(RELEVANCE_FORMS)}")
     if dry_run and not push_to:
         raise InputError("--dry-run", "only makes sense with --push REPO_ID")
+    if push_to:
+        hub_endpoint(push_to, endpoint)
     captions = read_captions(queries) if queries else None
     video_ids = read_video_ids(videos) if videos else None
     artifacts = [mc_artifact(p, n) for n, p in map(named_path, mc)]
@@ -68,7 +75,7 @@ def publish(
     artifacts += [qrels_artifact(p, n) for n, p in map(named_path, qrels)]
     artifacts += [fire_qrels_artifact(p, n, captions) for n, p in map(named_path, fire)]
     artifacts += [results_artifact(p, n) for n, p in map(named_path, results)]
-    manifest = write_dataset(out, artifacts, split, license, title)
+    manifest = write_dataset(out, artifacts, split, license, title, overwrite)
     for config, entry in manifest["configs"].items():
         typer.echo(f"{config}: {entry['kind']}, {entry['rows']:,} rows → {out / entry['files'][split]}", err=True)
     typer.echo(f"wrote {out / 'README.md'} ({len(artifacts)} configs)", err=True)

@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from tvrbench.cli import app
+from tvrbench.cli.outputs import FILE, writes
 from tvrbench.errors import InputError
+from tvrbench.io.files import read_json
 
 PLOT_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg")
-
-
-def read_json(path: Path):
-    if not path.is_file():
-        raise InputError(path, "no such file")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InputError(path, f"not a JSON file: {error}") from None
 
 
 def read_results(path: Path) -> dict:
@@ -63,6 +55,7 @@ def mc_items(path: Path):
 
 
 @app.command()
+@writes(out=FILE)
 def report(
     out: Path = typer.Option(..., "--out", help="The HTML page to write."),
     title: str = typer.Option("tvrbench report", "--title"),

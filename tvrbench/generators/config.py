@@ -13,7 +13,7 @@ from typing import Literal, TypeVar
 from pydantic import ConfigDict, Field
 
 from tvrbench.config import Settings as BaseSettings
-from tvrbench.config import load_settings
+from tvrbench.config import Seed, load_settings
 
 
 class Settings(BaseSettings):
@@ -25,7 +25,7 @@ class Settings(BaseSettings):
 class GenderConfig(Settings):
     """SPEC §5's table (Park et al. Table 6); pronoun keys may carry a tag: ``her/PRP$``."""
 
-    seed: int = 0
+    seed: Seed = 0
     spacy_model: str = "en_core_web_sm"
     lm: str = "ngram"  # measures how plausible the contrasts read (see generators/lm.py)
     male_nouns: dict[str, list[str]] = {
@@ -43,7 +43,7 @@ class GenderConfig(Settings):
 class PersonIdConfig(Settings):
     """LSMDC-IDs swaps: first name always, each later name with probability ``swap_later``."""
 
-    seed: int = 0
+    seed: Seed = 0
     swap_later: float = Field(0.5, ge=0.0, le=1.0)
     movie_column: str = "movie"  # captions column naming the movie; else derived from the clip id
     lm: str = "ngram"  # measures how plausible the contrasts read (see generators/lm.py)
@@ -99,7 +99,7 @@ class MeaningConfig(Settings):
 
 
 class VerbConfig(Settings):
-    seed: int = 0
+    seed: Seed = 0
     spacy_model: str = "en_core_web_sm"
     generator: Literal["wordnet", "t5"] = "wordnet"
     lm: str = "ngram"  # ranks candidates, runs the perplexity filter: ngram, an n-gram file, or a causal LM
@@ -118,11 +118,11 @@ class FinetuneConfig(Settings):
     batch_size: int = Field(16, ge=1)
     learning_rate: float = Field(3e-4, gt=0)
     max_length: int = Field(48, ge=8)
-    seed: int = 0
+    seed: Seed = 0
 
 
 class MCConfig(Settings):
-    seed: int = 0
+    seed: Seed = 0
     n_options: Literal[5] = 5
     negatives_from: Literal["any", "same_movie"] = "any"  # same_movie for LSMDC (Park et al. App. D.2)
     movie_column: str = "movie"

@@ -14,6 +14,7 @@ character name of the movie found in the text (whole words, multi-word names who
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from tvrbench.errors import InputError
 from tvrbench.generators.base import Candidate, ContrastSearch, Request, Target, replace_tokens
 from tvrbench.generators.config import PersonIdConfig
 from tvrbench.io.captions import Captions
+from tvrbench.io.files import read_text_file
 
 CHARACTER_COLUMNS = ("movie", "name", "gender")
 _CLIP_TIME = re.compile(r"_\d{2}\.\d{2}\.\d{2}\.\d{3}-\d{2}\.\d{2}\.\d{2}\.\d{3}$")
@@ -43,9 +45,7 @@ class Characters:
 
 def read_characters(path: str | Path) -> Characters:
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such file")
-    with open(path, encoding="utf-8-sig", newline="") as handle:
+    with io.StringIO(read_text_file(path), newline="") as handle:
         reader = csv.DictReader(handle)
         if not set(CHARACTER_COLUMNS) <= set(reader.fieldnames or ()):
             raise InputError(path, f"needs the columns {', '.join(CHARACTER_COLUMNS)}")

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, write_json
-from tvrbench.io.files import jsonl_objects, read_text_file
+from tvrbench.io.files import jsonl_objects, read_json_object, read_text_file
 
 REQUIRED_FIELDS = ("caption_id", "video_id", "original", "contrast", "kind")
 
@@ -64,12 +64,12 @@ class ContrastRecord:
         missing = [name for name in REQUIRED_FIELDS if not isinstance(data.get(name), str)]
         if missing:
             raise InputError(source, f"line {line}: missing or non-text field(s) {', '.join(missing)}")
-        return cls(
-            **{name: data[name] for name in REQUIRED_FIELDS},
-            edit=list(data.get("edit") or []),
-            filters=dict(data.get("filters") or {}),
-            details=dict(data.get("details") or {}),
-        )
+        edit, filters, details = (data.get(name) or empty for name, empty in (("edit", []), ("filters", {}), ("details", {})))
+        if not (isinstance(edit, list) and all(isinstance(e, dict) for e in edit)):
+            raise InputError(source, f"line {line}: field 'edit' must be a list of objects")
+        if not (isinstance(filters, dict) and isinstance(details, dict)):
+            raise InputError(source, f"line {line}: fields 'filters' and 'details' must be objects")
+        return cls(**{name: data[name] for name in REQUIRED_FIELDS}, edit=list(edit), filters=dict(filters), details=dict(details))
 
 
 def replaced_text(text: str, replacements: Iterable[Replacement]) -> str:
@@ -121,15 +121,44 @@ def sidecar_path(path: str | Path) -> Path:
 def read_sidecar(path: str | Path) -> dict:
     """The sidecar of output ``path``, or ``{}`` when it has none (made elsewhere); InputError when unreadable."""
     sidecar = sidecar_path(path)
-    if not sidecar.is_file():
-        return {}
-    try:
-        data = json.loads(read_text_file(sidecar))
-    except json.JSONDecodeError as error:
-        raise InputError(sidecar, f"malformed JSON sidecar ({error.msg})") from None
-    if not isinstance(data, dict):
-        raise InputError(sidecar, "expected a JSON object")
+    return checked_sidecar(read_json_object(sidecar), sidecar) if sidecar.is_file() else {}
+
+
+def checked_sidecar(data: dict, source: Path) -> dict:
+    """A sidecar whose ``plausibility`` and per-instance ``contrast_option`` are what tvrbench writes
+    (the report, the card and ``mc score`` use them); InputError otherwise."""
+    saved = data.get("plausibility")
+    number = (int, float, type(None))
+    if saved is not None and not (isinstance(saved, dict) and isinstance(saved.get("lm"), str)
+                                  and isinstance(saved.get("pairs"), int) and isinstance(saved.get("prefers_original"), number)
+                                  and isinstance(saved.get("median_gap_nats_per_token"), number)):
+        raise InputError(source, "field 'plausibility' is not what tvrbench contrast writes (lm, pairs, prefers_original, "
+                                 "median_gap_nats_per_token)")
+    entries = data.get("instances")
+    if entries is not None and not (isinstance(entries, list) and all(
+            isinstance(e, dict) and e.get("contrast_option") in (None, 0, 1, 2, 3, 4) for e in entries)):
+        raise InputError(source, "field 'instances' must list objects whose contrast_option is an option index 0-4 or null")
     return data
+
+
+def _json_line(line: str):
+    try:
+        return json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+
+
+def _partial_entry(entry, source: str) -> bool:
+    """A line of a partial file as :meth:`ResumableJsonl.append` wrote it (its record well formed)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("caption_id"), str):
+        return False
+    record = entry.get("record")
+    try:
+        if record is not None and ContrastRecord.from_json(record, source, 0).to_json() != record:
+            return False
+    except (InputError, AttributeError):
+        return False
+    return isinstance(entry.get("reason"), (str, type(None))) and isinstance(entry.get("rejected"), (dict, type(None)))
 
 
 class ResumableJsonl:
@@ -149,19 +178,15 @@ class ResumableJsonl:
     def _load(self) -> dict[str, dict]:
         if not self.partial.is_file():
             return {}
-        lines = self.partial.read_text(encoding="utf-8").split("\n")
-        try:
-            header = json.loads(lines[0])
-        except json.JSONDecodeError:
-            return {}
-        if header.get("signature") != self.signature:
+        lines = self.partial.read_bytes().decode("utf-8", errors="replace").split("\n")
+        header = _json_line(lines[0])
+        if not isinstance(header, dict) or header.get("signature") != self.signature:
             return {}
         done = {}
         for line in lines[1:]:
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                break  # torn tail of an interrupted write; everything before it is complete
+            entry = _json_line(line)
+            if not _partial_entry(entry, str(self.partial)):
+                break  # torn tail of an interrupted write (or damage): everything before it is complete
             done[entry["caption_id"]] = entry
         return done
 

@@ -134,18 +134,19 @@ def run_to_matrix(run: Run, query_ids, doc_ids) -> np.ndarray:
     return matrix
 
 
-def _check_writable_ids(ids, what: str) -> list[str]:
+def _check_writable_ids(ids, what: str, path) -> list[str]:
+    """Ids as text; InputError (naming the file to write) for one a whitespace-separated line cannot hold."""
     ids = [str(identifier) for identifier in ids]
     for identifier in ids:
         if not identifier or identifier != "".join(identifier.split()):
-            raise ValueError(f"{what} {identifier!r} is empty or contains whitespace; TREC files cannot hold it")
+            raise InputError(path, f"{what} {identifier!r} is empty or contains whitespace, which a TREC file cannot hold")
     return ids
 
 
 def write_qrels(path: str | os.PathLike, qrels: Qrels) -> None:
     """Write ``qid 0 docid rel`` lines, atomically."""
-    queries = _check_writable_ids(qrels.query_ids, "query id")
-    docs = _check_writable_ids(qrels.doc_ids, "document id")
+    queries = _check_writable_ids(qrels.query_ids, "query id", path)
+    docs = _check_writable_ids(qrels.doc_ids, "document id", path)
     with atomic_write(path) as out:
         for query, doc, relevance in zip(queries, docs, qrels.relevance.tolist()):
             out.write(f"{query} 0 {doc} {relevance}\n")
@@ -156,9 +157,9 @@ def write_run(path: str | os.PathLike, scores: np.ndarray, query_ids, doc_ids, d
     """Write each query's top ``depth`` documents (all when None) by descending score, ties by
     column index ascending; rank is 1-based and scores are written exactly (shortest round-trip)."""
     scores = np.asarray(scores)
-    queries = _check_writable_ids(query_ids, "query id")
-    docs = _check_writable_ids(doc_ids, "document id")
-    (tag,) = _check_writable_ids([tag], "tag")
+    queries = _check_writable_ids(query_ids, "query id", path)
+    docs = _check_writable_ids(doc_ids, "document id", path)
+    (tag,) = _check_writable_ids([tag], "tag", path)
     if scores.shape != (len(queries), len(docs)):
         raise ValueError(f"scores have shape {scores.shape}, expected ({len(queries)}, {len(docs)})")
     if not np.isfinite(scores).all():

@@ -37,12 +37,13 @@ def read_features(path: str | Path, n_videos: int) -> np.ndarray:
     """Video features ``.npy`` (videos x dims, rows in the order of first appearance in the captions file)."""
     try:
         features = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, EOFError) as error:
         raise InputError(path, f"not a readable .npy array: {error}") from None
     if features.ndim != 2 or features.shape[0] != n_videos:
         raise InputError(path, f"expected a 2-D array with {n_videos} rows (one per video), got shape {features.shape}")
-    if not np.issubdtype(features.dtype, np.number) or not np.isfinite(features).all():
-        raise InputError(path, "features must be finite numbers")
+    if not (np.issubdtype(features.dtype, np.integer) or np.issubdtype(features.dtype, np.floating)) \
+            or not np.isfinite(features).all():
+        raise InputError(path, "features must be finite real numbers")
     return features.astype(np.float64)
 
 

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, write_json
+from tvrbench.io.files import read_json_object, string_list
 from tvrbench.proxies.config import ProxyConfig
 from tvrbench.proxies.parsing import ParsedCaptions, check_texts, parse_captions
 from tvrbench.proxies.video import VideoGroups
@@ -236,17 +237,16 @@ def read_proxy(path: str | Path) -> tuple[np.ndarray, dict]:
         raise InputError(path, "no such file")
     try:
         matrix = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, EOFError) as error:
         raise InputError(path, f"not a readable .npy matrix: {error}") from None
     sidecar_file = sidecar_path(path)
     if not sidecar_file.is_file():
         raise InputError(path, f"no sidecar {sidecar_file.name} beside it (written by tvrbench proxies)")
-    try:
-        sidecar = json.loads(sidecar_file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise InputError(sidecar_file, "malformed JSON sidecar") from None
+    sidecar = read_json_object(sidecar_file)
     if matrix.ndim != 2 or list(matrix.shape) != sidecar.get("shape"):
         raise InputError(path, f"shape {matrix.shape} does not match its sidecar {sidecar.get('shape')}")
+    string_list(sidecar, "row_ids", sidecar_file, matrix.shape[0])
+    string_list(sidecar, "col_ids", sidecar_file, matrix.shape[1])
     return matrix, sidecar
 
 
@@ -256,6 +256,16 @@ def check_output(out: Path, top_k: int | None) -> None:
     if Path(out).suffix != wanted:
         kind = "a dense matrix is written as .npy" if top_k is None else "a top-k matrix is written as scipy.sparse .npz"
         raise InputError(out, f"{kind}: name the output FILE{wanted}")
+
+
+def _resumable(previous, state: dict, partial: Path, shape: tuple[int, int], dtype: str) -> bool:
+    """A progress file of this very run whose partial matrix has the size it promises (else start over)."""
+    if not isinstance(previous, dict) or {k: previous.get(k) for k in state} != state:
+        return False
+    done, offset = previous.get("rows_done"), previous.get("offset")
+    if not (isinstance(done, int) and isinstance(offset, int) and 0 <= done <= shape[0] and offset > 0):
+        return False
+    return partial.stat().st_size == offset + shape[0] * shape[1] * np.dtype(dtype).itemsize
 
 
 def _write_dense(matrix: ProxyMatrix, out: Path, dtype: str, block_mb: float) -> None:
@@ -268,9 +278,9 @@ def _write_dense(matrix: ProxyMatrix, out: Path, dtype: str, block_mb: float) ->
     if partial.is_file() and progress.is_file():
         try:
             previous = json.loads(progress.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+        except (OSError, ValueError, RecursionError):  # unreadable or not JSON: start over
             previous = None
-    if previous is not None and {k: previous.get(k) for k in state} == state:
+    if _resumable(previous, state, partial, matrix.shape, dtype):
         done, offset = int(previous["rows_done"]), int(previous["offset"])
     else:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from tvrbench.publish.artifacts import (
     results_artifact,
 )
 from tvrbench.publish.folder import folder_files, parquet_path, write_dataset
-from tvrbench.publish.push import PushPlan, plan_push, push
+from tvrbench.publish.push import PushPlan, hub_endpoint, plan_push, push
 
 __all__ = [
     "KINDS",
@@ -32,6 +32,7 @@ __all__ = [
     "contrast_artifact",
     "fire_qrels_artifact",
     "folder_files",
+    "hub_endpoint",
     "mc_artifact",
     "named_path",
     "parquet_path",

@@ -29,6 +29,8 @@ import numpy as np
 import pyarrow as pa
 
 from tvrbench.errors import InputError
+from tvrbench.generators.records import checked_sidecar
+from tvrbench.io.files import read_json, read_json_object, string_list
 from tvrbench.signature import Signature, file_digest
 
 KINDS = ("mc", "contrast", "relevance", "qrels", "results")
@@ -84,11 +86,7 @@ def _sidecar(path: Path, *candidates: Path) -> dict:
     """The first existing JSON sidecar among ``candidates`` (empty when none)."""
     for candidate in candidates:
         if candidate.is_file():
-            try:
-                data = json.loads(candidate.read_text(encoding="utf-8"))
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                raise InputError(candidate, f"malformed JSON sidecar of {path.name}") from None
-            return data if isinstance(data, dict) else {}
+            return checked_sidecar(read_json_object(candidate), candidate)
     return {}
 
 
@@ -200,7 +198,9 @@ def relevance_artifact(
     sidecar = _sidecar(path, path.with_suffix(".json"))
     rows_are, columns_are = sidecar.get("rows", "captions"), sidecar.get("columns", "videos")
     if sidecar.get("row_ids") is not None:
-        row_ids, column_ids = sidecar["row_ids"], sidecar["col_ids"]
+        sidecar_file = path.with_suffix(".json")
+        row_ids = string_list(sidecar, "row_ids", sidecar_file, matrix.shape[0])
+        column_ids = string_list(sidecar, "col_ids", sidecar_file, matrix.shape[1])
     elif row_ids is None or column_ids is None:
         raise InputError(path, f"no sidecar {path.with_suffix('.json').name} naming its rows and columns; "
                                "give the captions (rows) and videos (columns) it was built for")
@@ -299,11 +299,7 @@ def _qrels_table(query_ids, video_ids, relevance, queries: dict | None, config: 
 def results_artifact(path: str | Path, name: str | None = None) -> Artifact:
     """Evaluation results: one ``tvrbench evaluate --json`` file, or ``{"models": {model: that}}``."""
     path = Path(path)
-    _require_file(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InputError(path, f"not a JSON file: {error}") from None
+    data = read_json(path)
     if isinstance(data, dict) and isinstance(data.get("models"), dict):
         by_model = data["models"]
     elif isinstance(data, dict) and isinstance(data.get("metrics"), dict):

@@ -11,12 +11,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from tvrbench.errors import InputError
 from tvrbench.publish.folder import folder_files
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
-IGNORED = [".*", "**/.*"]  # temporary files of atomic writes, editor and OS droppings
+IGNORED = [".*", "**/.*"]
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")  # temporary files of atomic writes, editor and OS droppings
 
 
 @dataclass
@@ -40,11 +42,23 @@ def plan_push(folder: str | Path, repo_id: str, private: bool = False, endpoint:
     folder = Path(folder)
     if not (folder / "README.md").is_file():
         raise InputError(folder, "is not a dataset folder (no README.md); write it with tvrbench publish --out first")
+    return PushPlan(repo_id, hub_endpoint(repo_id, endpoint), private, folder_files(folder))
+
+
+def hub_endpoint(repo_id: str, endpoint: str | None = None) -> str:
+    """The hub URL to push ``repo_id`` to, both checked (before anything is written or sent).
+
+    The token goes with every request, so the endpoint must be HTTPS, or plain HTTP to this
+    machine only (a test server)."""
     owner, slash, name = repo_id.partition("/")
     if slash != "/" or not owner or not name or "/" in name:
         raise InputError(repo_id, "repo id must be OWNER/NAME")
     endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-    return PushPlan(repo_id, endpoint, private, folder_files(folder))
+    url = urlsplit(endpoint)
+    if not (url.scheme == "https" and url.hostname or url.scheme == "http" and url.hostname in LOCAL_HOSTS):
+        raise InputError(endpoint, "the hub endpoint must be https:// (plain http:// only to localhost / 127.0.0.1): "
+                                   "the token would travel unencrypted")
+    return endpoint
 
 
 def push(folder: str | Path, plan: PushPlan, commit_message: str) -> str:

@@ -12,6 +12,7 @@ import base64
 import difflib
 import html
 import json
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -206,10 +207,9 @@ def render_report(content: ReportContent) -> str:
     nav = "".join(f'<a href="#{key}">{_e(title)}</a>' for key, title, _ in sections)
     data = json.dumps(content.viewer, ensure_ascii=False, allow_nan=False, separators=(",", ":")).replace("<", "\\u003c")
     template = resources.files("tvrbench.report").joinpath("template.html").read_text(encoding="utf-8")
-    # Split at the data first and put the body in last: user text must never be scanned for placeholders.
-    head, _, tail = template.partition("{{DATA}}")
-    head = head.replace("{{TITLE}}", _e(content.title)).replace("{{SUBTITLE}}", _e(content.subtitle)).replace("{{NAV}}", nav)
-    return head.replace("{{BODY}}", body) + data + tail
+    # One pass over the template: text put in (a title, a caption) is never scanned for placeholders.
+    values = {"TITLE": _e(content.title), "SUBTITLE": _e(content.subtitle), "NAV": nav, "BODY": body, "DATA": data}
+    return re.sub(r"\{\{(TITLE|SUBTITLE|NAV|BODY|DATA)\}\}", lambda match: values[match.group(1)], template)
 
 
 def write_report(path: str | Path, content: ReportContent) -> Path:

@@ -7,11 +7,11 @@ one number (say the bootstrap sizes) and pass it with ``--config``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
-from tvrbench.config import Settings, load_settings
+from tvrbench.config import Seed, Settings, load_settings
 
 
 class OverlapConfig(Settings):
@@ -25,9 +25,9 @@ class OverlapConfig(Settings):
 class BootstrapConfig(Settings):
     """§4.3 / Figure 4: how far a mean over N resampled queries strays from the full-set mean."""
 
-    sizes: list[int] = [500, 1000, 3000]
+    sizes: list[Annotated[int, Field(ge=1, le=10_000_000)]] = Field([500, 1000, 3000], min_length=1)  # beyond any test set
     resamples: int = Field(10_000, ge=1)
-    seed: int = 0
+    seed: Seed = 0
     confidence: float = Field(0.95, gt=0.0, lt=1.0)
     metrics: list[str] = ["C@1", "C@5", "C@10"]
     chunk_elements: int = Field(4_000_000, ge=1)

@@ -26,6 +26,7 @@ import numpy as np
 from tvrbench.errors import InputError
 from tvrbench.evaluation.fire.pairs import DISAGREEMENT, IRRELEVANT, RELEVANT, pair_votes
 from tvrbench.io.atomic import atomic_write
+from tvrbench.io.files import read_json
 from tvrbench.io.fire import FireLabels, RaggedInts
 from tvrbench.io.trec import Qrels
 from tvrbench.signature import text_digest
@@ -126,12 +127,7 @@ def write_metadata(path: str | Path, metadata: dict) -> None:
 def read_metadata(path: str | Path) -> dict:
     """The sidecar written next to the qrels; checked for the fields ``qrels_to_fire`` needs."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such metadata file")
-    try:
-        metadata = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InputError(path, f"not JSON ({error})") from None
+    metadata = read_json(path)
     if not isinstance(metadata, dict) or metadata.get("format") != METADATA_FORMAT:
         raise InputError(path, f"not a tvrbench FIRE qrels metadata file (expected format {METADATA_FORMAT!r})")
     for name in ("queries", "provenance", "fire_metadata"):

@@ -1,0 +1,86 @@
+"""Every command declares what it writes; its outputs are checked against its inputs before it runs.
+
+``@writes(out=beside(".json"), json_out=FILE)`` names the options that are outputs and, for each, the
+files it makes (the path itself, a sidecar, a ``.partial`` and its progress file). Every other path
+the command was given is an input: ``Path`` options, text options naming an existing file (the
+``PATH`` of ``NAME=PATH``, a model file), and the sidecar tvrbench reads beside a matrix, an MC split,
+a contrast set or qrels (``M.json``, ``X.tsv.json``). :func:`tvrbench.io.outputs.check_outputs` then runs before
+the command does anything. ``tests/test_output_safety.py`` checks every command carries ``@writes``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from tvrbench.cli.clickapi import get_current_context
+from tvrbench.io.outputs import Output, check_outputs
+
+
+@dataclass(frozen=True)
+class Writes:
+    """The files one output option makes, each a function of the option's value; the first is the
+    option's own path, the rest its companions (sidecar, partial file, progress file)."""
+
+    files: tuple[Callable[[Path], Path], ...] = (lambda path: path,)
+    folder: bool = False
+
+
+# Inputs whose sidecar is read too: a matrix's M.json, an MC split's / contrast set's / qrels' X.json.
+SIDECAR_SUFFIXES = (".npy", ".npz", ".tsv", ".jsonl", ".qrels")
+
+FILE = Writes()
+FOLDER = Writes(folder=True)
+
+
+def beside(*suffixes: str) -> Writes:
+    """The file and ``FILE<suffix>`` companions (``X.jsonl`` → ``X.jsonl.json``, ``X.jsonl.partial``)."""
+    return Writes(FILE.files + tuple(lambda path, s=suffix: path.with_name(path.name + s) for suffix in suffixes))
+
+
+def writes(**declared: Writes):
+    """Check the outputs named in ``declared`` against each other and every input, then run the command."""
+
+    def decorate(command):
+        @functools.wraps(command)
+        def guarded(**kwargs):
+            flags = _flags()
+            flag = lambda name: flags.get(name, name)  # noqa: E731
+            outputs = [
+                Output(path, flag(name) if number == 0 else f"{flag(name)} companion {path.name}", spec.folder)
+                for name, spec in declared.items()
+                if kwargs.get(name) is not None
+                for number, path in enumerate(make(Path(kwargs[name])) for make in spec.files)
+            ]
+            inputs = [(flag(name), path) for name, value in kwargs.items() if name not in declared for path in _paths(value)]
+            check_outputs(outputs, inputs)
+            return command(**kwargs)
+
+        guarded.writes = declared
+        return guarded
+
+    return decorate
+
+
+def _flags() -> dict[str, str]:
+    """Parameter name → the option as typed (``json_out`` → ``--json``); empty outside a command line."""
+    context = get_current_context(silent=True)
+    return {param.name: max(param.opts, key=len) for param in context.command.params if param.opts} if context else {}
+
+
+def _paths(value) -> list[Path]:
+    """The input paths in one option's value, with the sidecars tvrbench reads beside them."""
+    if isinstance(value, Path):
+        if value.suffix not in SIDECAR_SUFFIXES:
+            return [value]
+        sidecar = value.with_suffix(".json") if value.suffix in (".npy", ".npz") else value.with_name(value.name + ".json")
+        return [value, sidecar] if sidecar.is_file() else [value]
+    if isinstance(value, (list, tuple)):
+        return [path for item in value for path in _paths(item)]
+    if isinstance(value, str):
+        candidates = {value, value.partition("=")[2], value.rpartition("=")[2]}
+        return [path for text in candidates if text and os.path.isfile(text) for path in _paths(Path(text))]
+    return []

@@ -1,0 +1,82 @@
+"""Where outputs go, checked before any work is done.
+
+Every command states the files it writes (main file, sidecar, ``.partial``, progress file, per-query
+file); :func:`check_outputs` then refuses, with one line, an output that is an input, two outputs
+that are one file, and an output that cannot be written (it is a folder, a file stands where its
+folder should be, the folder is read-only), so a run never destroys an input or stops half-way on a
+path it could have checked first. :func:`name_in` builds a file name from data (a dataset, a model,
+a split) and refuses any name that could leave its folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from tvrbench.errors import InputError
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+@=-]{0,149}")
+
+
+@dataclass(frozen=True)
+class Output:
+    """One path a command will write; ``role`` says which (``--json``, ``the sidecar of --out``)."""
+
+    path: Path
+    role: str
+    folder: bool = False
+
+
+def safe_name(name: str, what: str) -> str:
+    """``name`` if it can be a file name as it is: letters, digits and ``_ . + @ = -``, no ``..``."""
+    if not _SAFE_NAME.fullmatch(name) or ".." in name:
+        raise InputError(None, f"{what} {name!r} cannot be part of a file name: use letters, digits and _ . + @ = - "
+                               "(no path separators, spaces or '..')")
+    return name
+
+
+def name_in(folder: Path, name: str, what: str) -> Path:
+    """``folder / name`` for a ``name`` built from data, refused unless it is a plain file name."""
+    return Path(folder) / safe_name(name, what)
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """One file under two names: the same inode when both exist, else the same resolved path."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return _key(a) == _key(b)
+
+
+def _key(path: Path) -> str:
+    return os.path.normcase(os.path.realpath(path))
+
+
+def check_outputs(outputs: list[Output], inputs: list[tuple[str, Path]]) -> None:
+    """InputError (one line) unless every output is writable, none is an input and no two coincide."""
+    for number, output in enumerate(outputs):
+        _check_writable(output)
+        for role, path in inputs:
+            if same_file(output.path, path):
+                raise InputError(output.path, f"{output.role} would overwrite the input {role}; choose another output path")
+        for other in outputs[:number]:
+            if same_file(output.path, other.path):
+                raise InputError(output.path, f"{output.role} and {other.role} are the same file; choose distinct paths")
+
+
+def _check_writable(output: Output) -> None:
+    path = output.path
+    if output.folder and path.exists() and not path.is_dir():
+        raise InputError(path, f"{output.role} must be a folder, and a file is there")
+    if not output.folder and path.is_dir():
+        raise InputError(path, f"{output.role} is a folder; give a file name")
+    folder = path if output.folder and path.is_dir() else path.parent
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InputError(path, f"cannot write {output.role}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(path, f"cannot write {output.role}: folder {existing} is not writable")
