@@ -9,6 +9,7 @@ import typer
 
 from tvrbench.cli import app
 from tvrbench.cli.outputs import Writes, beside, writes
+from tvrbench.distributed import dask_client
 from tvrbench.errors import InputError
 
 contrast = typer.Typer(help="Generate contrast captions: gender swaps, LSMDC person-ID swaps, verb-phrase swaps.", no_args_is_help=True)
@@ -19,6 +20,8 @@ CAPTIONS_HELP = "Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSF
 CONTRAST_OUT = beside(".json", ".partial")
 FINETUNE_OUT = Writes((lambda path: path, lambda path: path.with_name(f".{path.name}.partial")), folder=True)
 OUT_HELP = "Output JSONL, one record per contrast; signature and counts go to OUT.json. Resumes an interrupted run."
+WORKERS_HELP = "Run the chunks on a local Dask cluster of N worker processes (docs/scaling.md)."
+SCHEDULER_HELP = "Run the chunks on the Dask cluster at ADDRESS (tcp://host:8786)."
 
 
 def _report(out: Path, sidecar: dict) -> None:
@@ -37,6 +40,8 @@ def gender(
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/gender.yaml)."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
 ):
     """Swap exactly one gendered noun (SPEC §5 table) and the pronouns of its gender."""
     from tvrbench.generators import gender_contrasts
@@ -46,7 +51,8 @@ def gender(
     settings = load_config(config, GenderConfig)
     if seed is not None:
         settings = settings.model_copy(update={"seed": seed})
-    _, sidecar = gender_contrasts(read_captions(captions), out, settings)
+    with dask_client(workers, scheduler) as client:
+        _, sidecar = gender_contrasts(read_captions(captions), out, settings, client)
     _report(out, sidecar)
 
 
@@ -59,6 +65,8 @@ def person_id(
     train_captions: Optional[Path] = typer.Option(None, "--train-captions", help="Training captions: name frequencies for the rare-ID subset."),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/id.yaml)."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
 ):
     """Swap the first character name for another of the same movie and gender (later names: 50 %)."""
     from tvrbench.generators import id_contrasts
@@ -69,7 +77,8 @@ def person_id(
     if seed is not None:
         settings = settings.model_copy(update={"seed": seed})
     train = read_captions(train_captions) if train_captions else None
-    _, sidecar = id_contrasts(read_captions(captions), characters, out, settings, train)
+    with dask_client(workers, scheduler) as client:
+        _, sidecar = id_contrasts(read_captions(captions), characters, out, settings, train, client)
     _report(out, sidecar)
 
 
@@ -84,6 +93,8 @@ def verb(
     train_captions: Optional[Path] = typer.Option(None, "--train-captions", help="Training captions: the verb-frequency filter counts in them (else the LM's unigrams), and their verbs join the pool."),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/verb.yaml)."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
 ):
     """Replace one verb phrase: candidates ranked by a language model, through Park et al.'s filters (App. A.3)."""
     from tvrbench.generators import verb_contrasts
@@ -107,7 +118,8 @@ def verb(
         update["seed"] = seed
     settings = settings.model_copy(update=update)
     train = read_captions(train_captions) if train_captions else None
-    _, sidecar = verb_contrasts(read_captions(captions), out, settings, train)
+    with dask_client(workers, scheduler) as client:
+        _, sidecar = verb_contrasts(read_captions(captions), out, settings, train, client)
     _report(out, sidecar)
 
 

@@ -8,6 +8,7 @@ compose into new contrast kinds; see :mod:`tvrbench.generators.base`.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from tvrbench.errors import InputError
@@ -24,25 +25,26 @@ __all__ = [
 ]  # fmt: skip
 
 
-def gender_contrasts(captions: Captions, out: str | Path, config: GenderConfig = GenderConfig()):
-    """One gender contrast per caption with a gendered noun of the table; returns (records, sidecar)."""
-    from tvrbench.generators.gender import gender_search
+def gender_contrasts(captions: Captions, out: str | Path, config: GenderConfig = GenderConfig(), client=None):
+    """One gender contrast per caption with a gendered noun of the table; returns (records, sidecar).
+    ``client``: a Dask client to run the chunks on (:func:`tvrbench.distributed.dask_client`)."""
+    from tvrbench.generators.gender import gender_job
     from tvrbench.generators.lm import load_language_model
-    from tvrbench.generators.runner import contrast_signature, run_contrasts
-    from tvrbench.resources import spacy_pipeline, spacy_pipeline_id
+    from tvrbench.generators.runner import Job, contrast_signature, run_contrasts
+    from tvrbench.resources import spacy_pipeline_id
 
-    nlp = spacy_pipeline(config.spacy_model)
+    job = Job(functools.partial(gender_job, config))
     lm = load_language_model(config.lm)
     settings = config.model_dump()
-    signature = contrast_signature("gender", captions, settings, ("spacy",), seed=config.seed, pipeline=spacy_pipeline_id(nlp), lm=lm.name)
-    return run_contrasts(gender_search(config), captions, nlp, out, signature, settings, lm)
+    signature = contrast_signature("gender", captions, settings, ("spacy",), seed=config.seed, pipeline=spacy_pipeline_id(job.built()[1]), lm=lm.name)
+    return run_contrasts(job, captions, out, signature, settings, lm, client=client)
 
 
-def verb_contrasts(captions: Captions, out: str | Path, config: VerbConfig = VerbConfig(), train_captions: Captions | None = None):
+def verb_contrasts(captions: Captions, out: str | Path, config: VerbConfig = VerbConfig(), train_captions: Captions | None = None, client=None):
     """Verb-phrase contrasts (an offline pool, or T5), ranked by a language model, through Park et al.'s
-    four filters; (records, sidecar)."""
-    from tvrbench.generators.runner import check_texts, contrast_signature, run_contrasts
-    from tvrbench.generators.verb import CaptionVerbs, verb_search
+    four filters; (records, sidecar). ``client``: a Dask client to run the chunks on."""
+    from tvrbench.generators.runner import Job, check_texts, contrast_signature, run_contrasts
+    from tvrbench.generators.verb import CaptionVerbs, verb_job, verb_search
     from tvrbench.resources import spacy_pipeline, spacy_pipeline_id
 
     check_texts(captions)
@@ -50,7 +52,9 @@ def verb_contrasts(captions: Captions, out: str | Path, config: VerbConfig = Ver
     docs = list(nlp.pipe(captions.texts, batch_size=256))
     train_docs = list(nlp.pipe(train_captions.texts, batch_size=256)) if train_captions is not None else []
     train = CaptionVerbs(train_docs) if train_captions is not None else None
-    search, fields = verb_search(config, nlp, CaptionVerbs([*docs, *train_docs]), train)
+    collection = CaptionVerbs([*docs, *train_docs])
+    search, fields = verb_search(config, nlp, collection, train)
+    job = Job(functools.partial(verb_job, config, collection, train), built=(search, nlp))
     settings = config.model_dump()
     if train_captions is not None:
         from tvrbench.signature import text_digest
@@ -58,7 +62,7 @@ def verb_contrasts(captions: Captions, out: str | Path, config: VerbConfig = Ver
         fields["train"] = text_digest(train_captions.texts)
     libraries = ("spacy", "nltk", "lemminflect", "sentence-transformers", "transformers", "torch", "pocketsphinx")
     signature = contrast_signature("verb", captions, settings, libraries, seed=config.seed, pipeline=spacy_pipeline_id(nlp), **fields)
-    return run_contrasts(search, captions, nlp, out, signature, settings, search.generator.lm, config.chunk_size, docs)
+    return run_contrasts(job, captions, out, signature, settings, search.generator.lm, config.chunk_size, docs, client)
 
 
 def id_contrasts(
@@ -67,24 +71,24 @@ def id_contrasts(
     out: str | Path,
     config: PersonIdConfig = PersonIdConfig(),
     train_captions: Captions | None = None,
+    client=None,
 ):
-    """LSMDC-IDs person swaps; with training captions, records say whether the new name is more frequent."""
+    """LSMDC-IDs person swaps; with training captions, records say whether the new name is more frequent.
+    ``client``: a Dask client to run the chunks on."""
     from tvrbench.generators.lm import load_language_model
-    from tvrbench.generators.person_id import caption_movies, name_counts, person_id_search, read_characters
-    from tvrbench.generators.runner import contrast_signature, run_contrasts
-    from tvrbench.resources import spacy_pipeline
+    from tvrbench.generators.person_id import caption_movies, name_counts, person_id_job, read_characters
+    from tvrbench.generators.runner import Job, contrast_signature, run_contrasts
     from tvrbench.signature import file_digest
 
     characters = read_characters(characters_path)
     movies = caption_movies(captions, config.movie_column)
     counts = name_counts(train_captions.texts, characters) if train_captions is not None else None
-    nlp = spacy_pipeline("en_core_web_sm")
     lm = load_language_model(config.lm)
     settings = config.model_dump()
     signature = contrast_signature("id", captions, settings, ("spacy",), seed=config.seed, characters=file_digest(characters_path),
                                    train="yes" if counts is not None else "none", lm=lm.name)  # fmt: skip
-    search = person_id_search(config, characters, movies, counts, captions.extra.get("names"))
-    return run_contrasts(search, captions, nlp, out, signature, settings, lm)
+    job = Job(functools.partial(person_id_job, config, characters, movies, counts, captions.extra.get("names")))
+    return run_contrasts(job, captions, out, signature, settings, lm, client=client)
 
 
 def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConfig = MCConfig(), contrast_path: str | Path | None = None):

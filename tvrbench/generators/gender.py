@@ -62,3 +62,10 @@ class GenderSwap:
 
 def gender_search(config: GenderConfig) -> ContrastSearch:
     return ContrastSearch("gender", GenderedNouns(config), GenderSwap(config), (), seed=config.seed)
+
+
+def gender_job(config: GenderConfig):
+    """The search and its pipeline, for :class:`~tvrbench.generators.runner.Job`."""
+    from tvrbench.resources import spacy_pipeline
+
+    return gender_search(config), spacy_pipeline(config.spacy_model)

@@ -153,3 +153,10 @@ def person_id_search(
         seed=config.seed,
         target_order="first",
     )
+
+
+def person_id_job(config: PersonIdConfig, characters: Characters, movies: Sequence[str], counts: Counter | None, listed: Sequence[str] | None):
+    """The search and its pipeline, for :class:`~tvrbench.generators.runner.Job`."""
+    from tvrbench.resources import spacy_pipeline
+
+    return person_id_search(config, characters, movies, counts, listed), spacy_pipeline("en_core_web_sm")

@@ -336,3 +336,11 @@ def verb_search(config: VerbConfig, nlp, collection: CaptionVerbs, train: Captio
     }
     search = ContrastSearch("verb", VerbPhrases(nlp), RankedByLM(generator, lm, fit), constraints, config.seed, "random", "rank")
     return search, fields
+
+
+def verb_job(config: VerbConfig, collection: CaptionVerbs, train: CaptionVerbs | None):
+    """The search and its pipeline, for :class:`~tvrbench.generators.runner.Job` (in a Dask worker)."""
+    from tvrbench.resources import spacy_pipeline
+
+    nlp = spacy_pipeline(config.spacy_model, disable=("ner",))
+    return verb_search(config, nlp, collection, train)[0], nlp
