@@ -1,5 +1,6 @@
 """Caption readers: every format on good input, and one InputError naming the file for bad input."""
 
+import csv
 import json
 import pickle
 from pathlib import Path
@@ -31,6 +32,36 @@ def test_generic_csv_tsv_and_jsonl_agree(tmp_path):
         assert captions.source == str(path)
     assert read_captions(csv_path).extra == {"split": ["test", "test"]}
     assert read_captions(csv_path, format="generic").caption_ids == ["c1", "c2"]
+
+
+def test_quoted_fields_keep_newlines_and_line_separators(tmp_path):
+    """A real CSV parse over the whole text: quoted newlines (LF, CRLF) and U+2028 stay in the caption."""
+    texts = ["a man\nis cooking", 'she says "hi"\r\nand waves', "plain\u2028text", "last"]
+    path = tmp_path / "q.csv"
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\r\n")
+        writer.writerow(["caption_id", "text", "video_id"])
+        writer.writerows((f"c{i}", text, f"v{i}") for i, text in enumerate(texts))
+    captions = read_captions(path)
+    assert captions.texts == texts
+    assert captions.caption_ids == ["c0", "c1", "c2", "c3"] and captions.video_ids == ["v0", "v1", "v2", "v3"]
+    with open(path, "a", encoding="utf-8", newline="") as handle:
+        handle.write('c4,"two\nlines",\r\n')
+    with pytest.raises(InputError, match="line 9: empty video_id"):  # the line where the row ends
+        read_captions(path)
+
+
+def test_csv_reader_equals_the_csv_module_on_msrvtt():
+    """Oracle: ``csv.DictReader`` over the file opened as the csv module asks (``newline=""``)."""
+    if not JSFUSION.is_file():
+        pytest.skip(f"MSR-VTT sample not present: {JSFUSION}")
+    with open(JSFUSION, encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    captions = read_captions(JSFUSION)
+    assert captions.caption_ids == [row["key"].strip() for row in rows]
+    assert captions.texts == [row["sentence"].strip() for row in rows]
+    assert captions.video_ids == [row["video_id"].strip() for row in rows]
+    assert captions.extra == {"vid_key": [row["vid_key"] for row in rows]}
 
 
 def test_jsfusion_file_as_released():

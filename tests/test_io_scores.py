@@ -45,6 +45,23 @@ def test_first_bad_cell_is_reported_across_blocks(tmp_path, monkeypatch):
         read_scores(save(tmp_path, matrix))
 
 
+def test_finite_check_can_be_left_to_the_ranking_pass(tmp_path):
+    """``check_finite=False`` returns the matrix as stored; the ranking pass finds the bad cell, then
+    ``require_finite`` names it (what ``tvrbench evaluate`` does)."""
+    from tvrbench.evaluation.ranking import NonFiniteScores, target_ranks
+    from tvrbench.io.scores import require_finite
+
+    matrix = np.zeros((4, 3), dtype=np.float32)
+    matrix[2, 1] = np.nan
+    path = save(tmp_path, matrix)
+    loaded = read_scores(path, check_finite=False)
+    assert loaded.flags.c_contiguous and np.array_equal(loaded, matrix, equal_nan=True)
+    with pytest.raises(NonFiniteScores):
+        target_ranks(loaded)
+    with pytest.raises(InputError, match=r"row 2, column 1 is nan"):
+        require_finite(path, loaded)
+
+
 @pytest.mark.parametrize("array, message", [
     (np.array([[1, None]], dtype=object), "contains Python objects \\(pickle\\); tvrbench never unpickles input"),
     (np.zeros(4), "must be a 2-D matrix.*\\(4,\\)"),

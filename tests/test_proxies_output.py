@@ -59,6 +59,18 @@ def test_parse_cache_parses_each_text_once_and_survives_a_cut_line(tmp_path_fact
     assert parse_captions(["one more text"]).parsed_now == 1
 
 
+def test_bow_needs_no_parse_and_equals_bow_on_parsed_captions(tmp_path_factory, monkeypatch):
+    """BoW splits the text on spaces: from raw texts it parses nothing, with the same values and signature."""
+    parsed = parse_captions(TEXTS)
+    monkeypatch.setattr("tvrbench.proxies.matrix.parse_captions", lambda *a, **k: pytest.fail("BoW parsed the captions"))
+    for level in ("caption", "video"):
+        from_texts = build_proxy(TEXTS, "bow", level, video_ids=VIDEOS)
+        from_parsed = build_proxy(parsed, "bow", level, video_ids=VIDEOS)
+        assert np.array_equal(from_texts.compute(np.float64), from_parsed.compute(np.float64))
+        assert str(from_texts.signature) == str(from_parsed.signature)
+        assert f"pipeline:{parsed.pipeline}" in str(from_texts.signature)
+
+
 # --------------------------------------------------------------------------- writing
 
 

@@ -85,8 +85,6 @@ def test_generic_captions_round_trip(tmp_path, rows, delimiter):
     assert captions.video_ids == [video_id for _, _, video_id in rows]
 
 
-@pytest.mark.xfail(strict=False, reason="issue 14: the captions reader splits lines before CSV parsing "
-                                        "(fixed in tvrbench/io/captions.py by issue 14's change)")
 def test_quoted_newline_in_a_csv_caption_survives(tmp_path):
     path = tmp_path / "c.csv"
     path.write_bytes(csv_bytes([["caption_id", "text", "video_id"], ["c1", "a man is\ncooking", "v1"]], ","))

@@ -129,9 +129,16 @@ def wordnet():
     # NLTK >= 3.9.3 reads corpora only under a root listed in nltk.data.path.
     if str(prepared.parent.parent) not in nltk.data.path:
         nltk.data.path.append(str(prepared.parent.parent))
+
+    class EnglishWordNet(WordNetCorpusReader):
+        def map_wn(self, version="wordnet"):
+            """No mapping to another WordNet version: only the multilingual (OMW) functions use it,
+            and NLTK builds it on every load (``get_version()`` is never the name ``"wordnet"``),
+            reading ``index.sense`` twice: ~2 s of every cold start that needs WordNet."""
+
     with warnings.catch_warnings():  # no Open Multilingual Wordnet: tvrbench is English only
         warnings.filterwarnings("ignore", message="The multilingual functions are not available")
-        return WordNetCorpusReader(str(prepared), None)
+        return EnglishWordNet(str(prepared), None)
 
 
 # --------------------------------------------------------------------------- spaCy

@@ -13,6 +13,8 @@ import importlib.metadata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import xxhash
+
 import tvrbench
 
 
@@ -25,13 +27,20 @@ def package_version(name: str) -> str:
         return "none"
 
 
-def file_digest(path: str | Path, length: int = 12) -> str:
-    """Short SHA-256 of a file's bytes, so a signature pins the exact input used."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()[:length]
+def file_digest(path: str | Path, length: int = 12, algorithm: str = "sha256") -> str:
+    """Short digest of a file's bytes, so a signature pins the exact input used.
+
+    ``xxh3`` (XXH3-128: ~25 GB/s here against SHA-256's ~1.7 GB/s; not cryptographic, which a
+    signature does not need) is for score and relevance matrices, where SHA-256 took longer than
+    the ranking; its digest reads ``xxh3:<hex>`` so the signature names the algorithm.
+    """
+    digest = xxhash.xxh3_128() if algorithm == "xxh3" else hashlib.new(algorithm)
+    buffer = bytearray(1 << 22)  # read into one buffer: no copy of the file held (or mapped) at once
+    with open(path, "rb", buffering=0) as handle:
+        while size := handle.readinto(buffer):
+            digest.update(memoryview(buffer)[:size])
+    text = digest.hexdigest()[:length]
+    return text if algorithm == "sha256" else f"{algorithm}:{text}"
 
 
 def text_digest(texts: Iterable[str], length: int = 12) -> str:

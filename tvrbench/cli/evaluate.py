@@ -14,24 +14,25 @@ from tvrbench.cli import app
 from tvrbench.cli.outputs import FILE, writes
 from tvrbench.errors import InputError
 from tvrbench.evaluation import EvaluationResult, Judgments, evaluate
+from tvrbench.evaluation.ranking import NonFiniteScores
 from tvrbench.evaluation.settings import EvaluateSettings
 from tvrbench.config import load_settings
 from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.io.captions import Captions, read_captions, read_video_ids
 from tvrbench.io.files import read_json_object, string_list
-from tvrbench.io.scores import read_scores
+from tvrbench.io.scores import read_scores, require_finite
 from tvrbench.signature import file_digest
 
 RUN_SUFFIXES = (".run", ".trec", ".txt", ".tsv")
 
 
-def load_scores(path: Path, captions: Captions, video_ids: list[str]) -> np.ndarray:
+def load_scores(path: Path, captions: Captions, video_ids: list[str], check_finite: bool = True) -> np.ndarray:
     """A ``.npy`` matrix, or a TREC run turned into one (rows = captions, columns = videos)."""
     if path.suffix.lower() in RUN_SUFFIXES:
         from tvrbench.io.trec import read_run, run_to_matrix
 
         return run_to_matrix(read_run(path), captions.caption_ids, video_ids)
-    return read_scores(path, shape=(len(captions), len(video_ids)))
+    return read_scores(path, shape=(len(captions), len(video_ids)), check_finite=check_finite)
 
 
 def select_fire_dataset(fire, captions: Captions, wanted: str | None):
@@ -56,14 +57,14 @@ def load_relevance(path: Path, shape: tuple[int, int], captions: Captions, video
     ``captions``) and their ids; the matrix is transposed and reordered to captions × videos.
     """
     matrix = read_scores(path)
-    name = f"{path.name}:{file_digest(path)}"
+    name = f"{path.name}:{file_digest(path, algorithm='xxh3')}"
     sidecar = path.with_suffix(".json")
     if sidecar.is_file():
         meta = read_json_object(sidecar)
         proxy, rows = meta.get("proxy", "proxy"), meta.get("rows", "captions")
         if not isinstance(proxy, str) or rows not in ("videos", "captions"):
             raise InputError(sidecar, "not a proxy sidecar: 'proxy' must be a name and 'rows' videos or captions")
-        name = f"{proxy}:{file_digest(path)}"
+        name = f"{proxy}:{file_digest(path, algorithm='xxh3')}"
         if meta.get("level") == "caption":
             raise InputError(path, "is a caption × caption proxy; build a video-level one (tvrbench proxies --level video)")
         if "row_ids" in meta or "col_ids" in meta:
@@ -159,9 +160,9 @@ def evaluate_command(
     )
     captions = read_captions(queries, format=captions_format, video_list=video_list, trust_pickle=trust_pickle)
     video_ids = read_video_ids(videos)
-    matrix = load_scores(scores, captions, video_ids)
+    matrix = load_scores(scores, captions, video_ids, check_finite=False)  # the ranking pass checks every cell
     fire_labels = None
-    fields = {"scores": file_digest(scores)}
+    fields = {"scores": file_digest(scores, algorithm="xxh3")}
     if fire is not None:
         from tvrbench.io.fire import read_fire
 
@@ -177,17 +178,21 @@ def evaluate_command(
     relevance_matrix = None
     if relevance is not None:
         relevance_matrix, fields["proxy"] = load_relevance(relevance, matrix.shape, captions, video_ids)
-    result = evaluate(
-        matrix,
-        judgments,
-        metrics=settings.metrics,
-        ties=settings.ties,
-        ap=settings.ap,
-        ndcg=settings.ndcg,
-        relevance=relevance_matrix,
-        fusion=settings.fusion,
-        signature_fields=fields,
-    )
+    try:
+        result = evaluate(
+            matrix,
+            judgments,
+            metrics=settings.metrics,
+            ties=settings.ties,
+            ap=settings.ap,
+            ndcg=settings.ndcg,
+            relevance=relevance_matrix,
+            fusion=settings.fusion,
+            signature_fields=fields,
+        )
+    except NonFiniteScores:
+        require_finite(scores, matrix)  # names the first bad cell
+        raise
     write_json(json_out, result.to_json())
     if per_query is not None:
         write_per_query(per_query, result, captions)

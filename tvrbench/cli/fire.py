@@ -131,7 +131,7 @@ def _signature(command: str, inputs: dict[str, Optional[Path]], fields: dict, li
     signature = Signature({"analysis": f"fire-{command}"}, libraries=libraries)
     for name, path in inputs.items():
         if path is not None:
-            signature.add(name, file_digest(path))
+            signature.add(name, file_digest(path, algorithm="xxh3" if path.suffix == ".npy" else "sha256"))  # matrices: fast
     for key, value in fields.items():
         signature.add(key, value)
     return str(signature)

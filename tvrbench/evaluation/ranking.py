@@ -545,6 +545,10 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
     return row_ranks, column_ranks, non_finite.sum()
 
 
+class NonFiniteScores(ValueError):
+    """The scores hold NaN or infinite values (found by the ranking pass, which reads every cell)."""
+
+
 def _check_tie_rule(ties: str) -> int:
     if ties not in _TIE_CODE:
         raise ValueError(f"unknown tie rule {ties!r}; choose one of {', '.join(TIE_RULES)}")
@@ -577,7 +581,7 @@ def target_ranks(
     (CSR, transposed shape): targets of each column query (video-to-text). Stored values are the
     targets' relevance, used only by the ``optimistic`` and ``pessimistic`` rules. Returns the ranks
     aligned with each matrix's sorted ``data`` (empty when that side is ``None``). Raises
-    ``ValueError`` if ``scores`` holds NaN or infinite values.
+    :class:`NonFiniteScores` (a ``ValueError``) if ``scores`` holds NaN or infinite values.
 
     ``columns_top_only``: a column target's rank is exact when it is within the column's first m
     ranks (m = the column's number of targets) and m + 1 otherwise, which is all that nDCG with
@@ -595,7 +599,7 @@ def target_ranks(
     n_chunks = max(1, min(n_rows, numba.get_num_threads()))
     row_ranks, column_ranks, non_finite = _rank_pass(scores, *row_parts, *column_parts, tie_code, n_chunks, columns_top_only)
     if non_finite:
-        raise ValueError(f"scores hold {non_finite} NaN or infinite values")
+        raise NonFiniteScores(f"scores hold {non_finite} NaN or infinite values")
     return row_ranks, column_ranks
 
 

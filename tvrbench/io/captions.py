@@ -23,6 +23,7 @@ Formats (``read_captions(path, format=...)``; ``auto`` decides by extension and 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import pickle
 import re
@@ -56,11 +57,10 @@ class Captions:
             raise InputError(self.source, "caption ids, texts and video ids differ in length")
         if not self.caption_ids:
             raise InputError(self.source, "no captions")
-        seen: set[str] = set()
-        for caption_id in self.caption_ids:
-            if caption_id in seen:
-                raise InputError(self.source, f"duplicate caption id {caption_id!r}")
-            seen.add(caption_id)
+        if len(set(self.caption_ids)) < len(self.caption_ids):
+            counts = Counter(self.caption_ids)
+            duplicate = next(caption_id for caption_id in self.caption_ids if counts[caption_id] > 1)
+            raise InputError(self.source, f"duplicate caption id {duplicate!r}")
 
     def __len__(self) -> int:
         return len(self.caption_ids)
@@ -80,29 +80,40 @@ class Captions:
         )
 
 
-def _from_rows(path: Path, rows: list[dict[str, str]], id_col: str, text_col: str, video_col: str, line0: int) -> Captions:
-    ids, texts, videos = [], [], []
-    extra_columns = [c for c in rows[0] if c not in (id_col, text_col, video_col)] if rows else []
-    extra: dict[str, list[str]] = {c: [] for c in extra_columns}
-    for number, row in enumerate(rows, start=line0):
-        values = [row.get(id_col), row.get(text_col), row.get(video_col)]
-        if any(value is None for value in values):
-            raise InputError(path, f"line {number}: missing a value for {id_col}, {text_col} or {video_col}")
-        caption_id, text, video_id = (str(value).strip() if i != 1 else str(value) for i, value in enumerate(values))
-        if not caption_id or not video_id:
-            raise InputError(path, f"line {number}: empty {id_col if not caption_id else video_col}")
-        ids.append(caption_id)
-        texts.append(text.strip())
-        videos.append(video_id)
-        for column in extra_columns:
-            extra[column].append("" if row.get(column) is None else str(row[column]))
+def _from_columns(path: Path, columns: dict[str, list], id_col: str, text_col: str, video_col: str,
+                  lines: list[int]) -> Captions:
+    """Captions from column lists (``None`` = no value); ``lines[i]`` is row i's line, for messages.
+    Checked and stripped a column at a time (list comprehensions), not with Python code per row."""
+    n_rows = len(lines)
+    required = [columns.get(name, [None] * n_rows) for name in (id_col, text_col, video_col)]
+    missing = [column.index(None) for column in required if None in column]
+    if missing:
+        raise InputError(path, f"line {lines[min(missing)]}: missing a value for {id_col}, {text_col} or {video_col}")
+    ids, texts, videos = ([str(value).strip() for value in column] for column in required)
+    empty = [(column.index(""), name) for column, name in ((ids, id_col), (videos, video_col)) if "" in column]
+    if empty:
+        row, name = min(empty)
+        raise InputError(path, f"line {lines[row]}: empty {name}")
+    extra = {name: ["" if value is None else str(value) for value in values]
+             for name, values in columns.items() if name not in (id_col, text_col, video_col)}
     return Captions(ids, texts, videos, str(path), extra)
 
 
+def _records_to_columns(records: list[dict]) -> dict[str, list]:
+    """JSON records as columns: the first record's keys, plus the required ones."""
+    names = dict.fromkeys([*(records[0] if records else ()), *GENERIC_COLUMNS])
+    return {name: [record.get(name) for record in records] for name in names}
+
+
 def _read_delimited(path: Path, text: str, delimiter: str, format: str) -> Captions:
-    reader = csv.DictReader(text.splitlines(), delimiter=delimiter)
-    header = tuple(reader.fieldnames or ())
-    rows = list(reader)
+    """CSV / TSV through the ``csv`` module on the whole text, so a quoted field may hold newlines."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header = next(reader, [])
+    rows, lines = [], []
+    for row in reader:
+        if row:  # blank lines carry no caption
+            rows.append(row)
+            lines.append(reader.line_num)
     if not rows:
         raise InputError(path, "header but no captions")
     required = {"lsmdc": LSMDC_COLUMNS, "generic": GENERIC_COLUMNS, "jsfusion": JSFUSION_COLUMNS}
@@ -115,9 +126,13 @@ def _read_delimited(path: Path, text: str, delimiter: str, format: str) -> Capti
     if missing:
         raise InputError(path, f"{format} captions need the columns {','.join(required[format])}; "
                                f"missing {', '.join(missing)}")
+    width = len(header)
+    if any(len(row) != width for row in rows):  # short rows lack values (None); extra fields are dropped
+        rows = [row[:width] + [None] * (width - len(row)) for row in rows]
+    columns = dict(zip(header, map(list, zip(*rows))))
     if format == "jsfusion":  # MSR-VTT's MSRVTT_JSFUSION_test.csv, read as is
-        return _from_rows(path, rows, "key", "sentence", "video_id", line0=2)
-    captions = _from_rows(path, rows, *GENERIC_COLUMNS, line0=2)
+        return _from_columns(path, columns, "key", "sentence", "video_id", lines)
+    captions = _from_columns(path, columns, *GENERIC_COLUMNS, lines)
     return _with_character_names(path, captions) if format == "lsmdc" else captions
 
 
@@ -202,7 +217,9 @@ def _is_pickle(path: Path) -> bool:
 
 
 def _read_jsonl(path: Path, text: str) -> Captions:
-    return _from_rows(path, [record for _, record in jsonl_objects(path, text)], *GENERIC_COLUMNS, line0=1)
+    numbered = list(jsonl_objects(path, text))
+    columns = _records_to_columns([record for _, record in numbered])
+    return _from_columns(path, columns, *GENERIC_COLUMNS, [number for number, _ in numbered])
 
 
 def _read_msrvtt_json(path: Path, text: str) -> Captions:
@@ -219,7 +236,7 @@ def _read_msrvtt_json(path: Path, text: str) -> Captions:
          "video_id": s.get("video_id") if isinstance(s, dict) else None}
         for s in data["sentences"]
     ]
-    return _from_rows(path, rows, *GENERIC_COLUMNS, line0=1)
+    return _from_columns(path, _records_to_columns(rows), *GENERIC_COLUMNS, list(range(1, len(rows) + 1)))
 
 
 def _detect_format(path: Path) -> str:

@@ -1,9 +1,11 @@
 """Model score matrices: ``.npy``, rows = captions (queries), columns = videos, higher = better.
 
-The file is memory-mapped (``np.load(..., allow_pickle=False, mmap_mode="r")``, so never
-unpickled) and copied into memory in row blocks, checking every value on the way; a bad file
-gets one message naming the first bad cell. float32 and float64 stay as they are (a float32
-model is evaluated on its own numbers); other integer and float types become float64.
+The file is read with one ``np.load(..., allow_pickle=False)`` (never unpickled); a memory map
+first checks its header, so a wrong shape or type costs no read. Every value must be finite: a bad
+file gets one message naming the first bad cell. Where the ranking kernel reads every cell anyway,
+the caller may leave that check to it (``check_finite=False``) and call :func:`require_finite` only
+when the kernel finds a bad cell. float32 and float64 stay as they are (a float32 model is
+evaluated on its own numbers); other integer and float types become float64.
 (TREC run files are read by :mod:`tvrbench.io.trec`.)
 """
 
@@ -34,41 +36,52 @@ def _check_container(path: Path) -> None:
     raise InputError(path, "is not a .npy file (save the matrix with numpy.save; TREC runs are read as runs)")
 
 
-def read_scores(path: str | os.PathLike, shape: tuple[int, int] | None = None) -> np.ndarray:
-    """Load a 2-D, real, finite score matrix; ``shape`` (captions, videos) is checked when given."""
+def read_scores(path: str | os.PathLike, shape: tuple[int, int] | None = None, check_finite: bool = True) -> np.ndarray:
+    """Load a 2-D, real score matrix; ``shape`` (captions, videos) is checked when given, and with
+    ``check_finite`` that every value is finite."""
     path = Path(path)
     _check_container(path)
-    try:
-        mapped = np.load(path, allow_pickle=False, mmap_mode="r")
-    except ValueError as error:
-        if "object" in str(error).lower() or "pickle" in str(error).lower():
-            raise InputError(path, PICKLE_MESSAGE) from None
-        raise InputError(path, f"unreadable .npy file ({error})") from None
-    except (OSError, EOFError) as error:
-        raise InputError(path, f"unreadable .npy file ({error})") from None
-    if mapped.dtype.hasobject:
+    header = _load(path, mmap_mode="r")
+    if header.dtype.hasobject:
         raise InputError(path, PICKLE_MESSAGE)
-    if mapped.ndim != 2:
-        raise InputError(path, f"must be a 2-D matrix (captions x videos), has shape {mapped.shape}")
-    if mapped.dtype.kind not in "iuf":
-        raise InputError(path, f"has dtype {mapped.dtype}; scores must be real numbers (integer or float)")
-    rows, columns = mapped.shape
+    if header.ndim != 2:
+        raise InputError(path, f"must be a 2-D matrix (captions x videos), has shape {header.shape}")
+    if header.dtype.kind not in "iuf":
+        raise InputError(path, f"has dtype {header.dtype}; scores must be real numbers (integer or float)")
+    rows, columns = header.shape
     if shape is not None:
         if rows != shape[0]:
             raise InputError(path, f"has {rows} rows but the queries file has {shape[0]} captions")
         if columns != shape[1]:
             raise InputError(path, f"has {columns} columns but the videos file has {shape[1]} videos")
     if rows == 0 or columns == 0:
-        raise InputError(path, f"is empty (shape {mapped.shape})")
-    single = mapped.dtype.kind == "f" and mapped.dtype.itemsize == 4
+        raise InputError(path, f"is empty (shape {header.shape})")
+    single = header.dtype.kind == "f" and header.dtype.itemsize == 4
     dtype = np.dtype(np.float32 if single else np.float64)  # native byte order either way
-    scores = np.empty(mapped.shape, dtype=dtype)
-    step = max(1, BLOCK_VALUES // columns)
-    for start in range(0, rows, step):
+    del header
+    scores = np.ascontiguousarray(_load(path), dtype=dtype)  # a copy only for other types or Fortran order
+    if check_finite:
+        require_finite(path, scores)
+    return scores
+
+
+def _load(path: Path, mmap_mode: str | None = None) -> np.ndarray:
+    try:
+        return np.load(path, allow_pickle=False, mmap_mode=mmap_mode)
+    except ValueError as error:
+        if "object" in str(error).lower() or "pickle" in str(error).lower():
+            raise InputError(path, PICKLE_MESSAGE) from None
+        raise InputError(path, f"unreadable .npy file ({error})") from None
+    except (OSError, EOFError) as error:
+        raise InputError(path, f"unreadable .npy file ({error})") from None
+
+
+def require_finite(path: str | os.PathLike, scores: np.ndarray) -> None:
+    """InputError naming the first NaN or infinite cell of ``scores`` (read from ``path``)."""
+    step = max(1, BLOCK_VALUES // scores.shape[1])
+    for start in range(0, scores.shape[0], step):
         block = scores[start:start + step]
-        block[...] = mapped[start:start + step]
-        if dtype.kind == "f" and not np.isfinite(block).all():
+        if not np.isfinite(block).all():
             row, column = np.argwhere(~np.isfinite(block))[0]
             raise InputError(path, f"row {start + row}, column {column} is {block[row, column]}; "
                                    "every score must be finite (no NaN or infinity)")
-    return scores

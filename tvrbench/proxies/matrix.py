@@ -16,7 +16,7 @@ from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.io.files import read_json_object, string_list
 from tvrbench.proxies.config import ProxyConfig
-from tvrbench.proxies.parsing import ParsedCaptions, check_texts, parse_captions
+from tvrbench.proxies.parsing import ParsedCaptions, check_texts, parse_captions, pipeline_name
 from tvrbench.proxies.video import VideoGroups
 from tvrbench.signature import Signature, file_digest, text_digest
 from tvrbench.progress import track
@@ -129,10 +129,15 @@ def build_proxy(
     fields: dict[str, object] = {"proxy": proxy, "level": level, "captions": f"{len(texts)}:{text_digest(texts)}"}
     seconds: dict[str, float] = {}
     if proxy in SET_PROXIES:
-        parsed = captions if isinstance(captions, ParsedCaptions) else parse_captions(texts, config.spacy_model, config.batch_size, config.n_process)
-        seconds["parse"] = parsed.parse_seconds
+        if isinstance(captions, ParsedCaptions) or proxy != "bow":
+            parsed = captions if isinstance(captions, ParsedCaptions) else parse_captions(texts, config.spacy_model, config.batch_size, config.n_process)
+            pipeline, seconds["parse"] = parsed.pipeline, parsed.parse_seconds
+        else:  # BoW splits the text on spaces: no parse, only the pipeline's name (for the signature)
+            started = time.perf_counter()
+            parsed, pipeline = None, pipeline_name(config.spacy_model)
+            seconds["parse"] = time.perf_counter() - started
         started = time.perf_counter()
-        kernel, libraries = _set_kernel(parsed, proxy, groups, level, config, wordnet, fields)
+        kernel, libraries = _set_kernel(texts, parsed, pipeline, proxy, groups, level, config, wordnet, fields)
     else:
         started = time.perf_counter()
         if proxy == "met":
@@ -145,7 +150,8 @@ def build_proxy(
                        None if video_ids is None else [str(v) for v in video_ids], seconds)
 
 
-def _set_kernel(parsed: ParsedCaptions, proxy: str, groups: VideoGroups, level: str, config: ProxyConfig, wordnet, fields: dict):
+def _set_kernel(texts: list[str], parsed: ParsedCaptions | None, pipeline: str, proxy: str, groups: VideoGroups, level: str,
+                config: ProxyConfig, wordnet, fields: dict):
     from tvrbench.proxies.sets import IoUKernel, incidence, proxy_items, proxy_weights, read_classes, stop_words, video_sets
 
     wn = _wordnet(wordnet) if proxy == "syn" else None
@@ -153,13 +159,13 @@ def _set_kernel(parsed: ParsedCaptions, proxy: str, groups: VideoGroups, level: 
     classes = {tag: read_classes(path) for tag, path in config.classes.items()} if proxy == "syn" else {}
     membership = groups.membership() if level == "video" else None
     parts = []
-    for part, items in proxy_items(parsed, proxy, config.pos_weights, wn, classes).items():
+    for part, items in proxy_items(texts, parsed, proxy, config.pos_weights, wn, classes).items():
         if weights[part] == 0:
             continue
         caption_sets = incidence(items, {})
         rows = caption_sets if membership is None else video_sets(caption_sets, membership, config.video_word_fraction)
         parts.append((rows, caption_sets, weights[part]))
-    fields.update(tokenization="compat", stop_words=f"spacy-en-{len(stop_words())}", pipeline=parsed.pipeline)
+    fields.update(tokenization="compat", stop_words=f"spacy-en-{len(stop_words())}", pipeline=pipeline)
     if proxy != "bow":
         fields["alpha"] = [f"{tag}={weight:g}" for tag, weight in weights.items()]
     if proxy == "syn":

@@ -79,6 +79,12 @@ def _read_cache(path: Path) -> dict[str, tuple[tuple[str, ...], tuple[str, ...],
     return entries
 
 
+def pipeline_name(spacy_model: str = "en_core_web_sm") -> str:
+    """``id[components]`` of the pipeline that parses, as signatures and the parse cache name it."""
+    nlp = spacy_pipeline(spacy_model, disable=EXCLUDED_COMPONENTS)
+    return f"{spacy_pipeline_id(nlp)}[{','.join(nlp.pipe_names)}]"
+
+
 def parse_captions(
     texts: Sequence[str],
     spacy_model: str = "en_core_web_sm",
@@ -90,7 +96,7 @@ def parse_captions(
     started = time.perf_counter()
     texts = check_texts(texts)
     nlp = spacy_pipeline(spacy_model, disable=EXCLUDED_COMPONENTS)
-    pipeline = f"{spacy_pipeline_id(nlp)}[{','.join(nlp.pipe_names)}]"
+    pipeline = pipeline_name(spacy_model)
     cache_file = _cache_path(pipeline)
     known = _read_cache(cache_file) if use_cache else {}
     keys = {text: text_key(text) for text in dict.fromkeys(texts)}

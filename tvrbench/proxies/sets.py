@@ -115,14 +115,15 @@ class ClassMapper(SynsetMapper):
         return f"class:{self.classes[lemma]}" if lemma in self.classes else f"lemma:{lemma}"
 
 
-def proxy_items(parsed: ParsedCaptions, proxy: str, pos_weights: Mapping[str, float], wordnet=None,
-                classes: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, list[tuple[str, ...]]]:
+def proxy_items(texts: Sequence[str], parsed: ParsedCaptions | None, proxy: str, pos_weights: Mapping[str, float],
+                wordnet=None, classes: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, list[tuple[str, ...]]]:
     """The item families of one proxy: ``{part: items per caption}`` (one part for BoW).
 
+    ``parsed`` (the parses of ``texts``) is needed for PoS and SYN only: BoW splits the text on spaces.
     ``classes`` (SYN only): per part of speech, a lemma -> class mapping that replaces WordNet senses.
     """
     if proxy == "bow":
-        return {"words": bow_items(parsed.texts)}
+        return {"words": bow_items(texts)}
     if proxy == "pos":
         return {tag: pos_items(parsed, tag) for tag in pos_weights}
     if proxy == "syn":
