@@ -48,10 +48,7 @@ def dask_client(workers: int | None = None, scheduler: str | None = None) -> Ite
                 LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None)
             )
             client = stack.enter_context(Client(cluster))
-        print(f"dask: {len(client.scheduler_info()['workers'])} workers, scheduler {client.scheduler.address}"
-              + (f", dashboard {client.dashboard_link}" if _has_dashboard(client) else ""), file=sys.stderr)  # fmt: skip
+        info = client.scheduler_info()
+        dashboard = f", dashboard {client.dashboard_link}" if "dashboard" in info.get("services", {}) else ""
+        print(f"dask: {len(info['workers'])} workers, scheduler {client.scheduler.address}{dashboard}", file=sys.stderr)
         yield client
-
-
-def _has_dashboard(client) -> bool:
-    return "dashboard" in client.scheduler_info().get("services", {})

@@ -57,14 +57,15 @@ def load_relevance(path: Path, shape: tuple[int, int], captions: Captions, video
     ``captions``) and their ids; the matrix is transposed and reordered to captions × videos.
     """
     matrix = read_scores(path)
-    name = f"{path.name}:{file_digest(path, algorithm='xxh3')}"
+    digest = file_digest(path, algorithm="xxh3")
+    name = f"{path.name}:{digest}"
     sidecar = path.with_suffix(".json")
     if sidecar.is_file():
         meta = read_json_object(sidecar)
         proxy, rows = meta.get("proxy", "proxy"), meta.get("rows", "captions")
         if not isinstance(proxy, str) or rows not in ("videos", "captions"):
             raise InputError(sidecar, "not a proxy sidecar: 'proxy' must be a name and 'rows' videos or captions")
-        name = f"{proxy}:{file_digest(path, algorithm='xxh3')}"
+        name = f"{proxy}:{digest}"
         if meta.get("level") == "caption":
             raise InputError(path, "is a caption × caption proxy; build a video-level one (tvrbench proxies --level video)")
         if "row_ids" in meta or "col_ids" in meta:

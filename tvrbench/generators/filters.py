@@ -65,7 +65,7 @@ class CandidateParses:
 def original_verbs(candidate: Candidate) -> list[str]:
     """Lemmas of the verbs the candidate replaced."""
     doc = candidate.request.doc
-    spans = [e["tokens"] for e in candidate.edit]
+    spans = [(r.token_start, r.token_end) for r in candidate.replacements]  # not the edit: it rebuilds the text
     return [doc[i].lemma_.lower() for s, e in spans for i in range(s, e) if doc[i].pos_ == "VERB"]
 
 

@@ -1,8 +1,8 @@
 """Run a :class:`~tvrbench.generators.base.ContrastSearch` over a captions file, chunk by chunk.
 
 Each chunk is parsed with spaCy, searched (here, or as a task on a Dask cluster), and appended to
-the resumable partial file; the final JSONL and its sidecar (signature, counts, and how a language model reads the contrasts beside their
-originals) appear only when every caption is done.
+the resumable partial file; the final JSONL and its sidecar (signature, counts, and how a language
+model reads the contrasts beside their originals) appear only when every caption is done.
 """
 
 from __future__ import annotations

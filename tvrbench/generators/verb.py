@@ -33,7 +33,6 @@ from tvrbench.generators.lexicon import AUXILIARIES, LexiconSettings, VerbLexico
 from tvrbench.generators.lm import LanguageModel, total_logprobs
 from tvrbench.generators.records import Replacement
 
-RELATION_RANK = {"antonym": 0, "sister": 1, "domain": 1, "captions": 1, "frequent": 1}  # a name found twice keeps the first
 MAX_WORDS = 2  # a verb, or a verb and its particle: longer WordNet lemmas ("come_to_the_fore") read oddly
 VERB_PATTERNS = [[{"POS": "VERB"}, {"TAG": {"IN": ["RP", "IN"]}, "OP": "?"}]]
 NOT_CLAUSE_HEADS = frozenset({"amod", "compound", "aux", "auxpass"})
