@@ -7,7 +7,8 @@ import pytest
 
 from tvrbench.errors import InputError
 from tvrbench.io import scores as scores_module
-from tvrbench.io.scores import read_scores
+from tvrbench.io.scores import read_scores, read_scores_digest
+from tvrbench.signature import file_digest
 
 
 def save(tmp_path, array, name="scores.npy"):
@@ -30,6 +31,21 @@ def test_values_and_dtypes(tmp_path, dtype, expected):
 def test_fortran_order_is_read_as_the_same_matrix(tmp_path):
     matrix = np.asfortranarray(np.random.default_rng(0).random((5, 7)))
     assert np.array_equal(read_scores(save(tmp_path, matrix)), matrix)
+
+
+@pytest.mark.parametrize("matrix", [np.arange(12, dtype=np.float32).reshape(3, 4),
+                                    np.asfortranarray(np.random.default_rng(0).random((5, 7))),
+                                    np.arange(12, dtype=">i2").reshape(3, 4)])
+@pytest.mark.parametrize("trailing", [b"", b"extra bytes after the array"])
+def test_digest_of_the_loaded_bytes_equals_the_file_digest(tmp_path, matrix, trailing):
+    path = save(tmp_path, matrix)
+    with open(path, "ab") as handle:
+        handle.write(trailing)
+    loaded, digest = read_scores_digest(path)
+    assert digest == file_digest(path, algorithm="xxh3")
+    assert np.array_equal(loaded, read_scores(path))
+    path.write_bytes(path.read_bytes()[:-1] + b"\x01")  # one byte changed: another digest
+    assert read_scores_digest(path)[1] != digest
 
 
 def test_first_bad_cell_is_reported_across_blocks(tmp_path, monkeypatch):

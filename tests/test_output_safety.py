@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tvrbench.cli import app, run
+from tvrbench.cli import load_commands, run
 from tvrbench.data import sample_path
 from tvrbench.errors import InputError
 
@@ -47,7 +47,7 @@ def registered(typer_app) -> list:
 
 
 def test_every_command_declares_what_it_writes():
-    commands = registered(app)
+    commands = registered(load_commands())
     assert len(commands) == 31
     assert [c.__name__ for c in commands if not hasattr(c, "writes")] == []
 

@@ -171,8 +171,11 @@ def _one_torch_thread() -> None:
 
 def run_demo(out: str | Path, log=None) -> dict:
     """Run every step into ``out``; returns ``{step name: seconds}``."""
+    from tvrbench.cli import load_commands
+
     log = log or sys.stderr
     _one_torch_thread()
+    load_commands()  # every command runs: their modules load once, before the first step
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     print(f"tvrbench demo: the whole pipeline on the embedded sample (offline)\nSAMPLE={SAMPLE_DIR}\nOUT={out}", file=log)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.metadata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import xxhash
@@ -34,11 +34,22 @@ def file_digest(path: str | Path, length: int = 12, algorithm: str = "sha256") -
     signature does not need) is for score and relevance matrices, where SHA-256 took longer than
     the ranking; its digest reads ``xxh3:<hex>`` so the signature names the algorithm.
     """
-    digest = xxhash.xxh3_128() if algorithm == "xxh3" else hashlib.new(algorithm)
-    buffer = bytearray(1 << 22)  # read into one buffer: no copy of the file held (or mapped) at once
     with open(path, "rb", buffering=0) as handle:
-        while size := handle.readinto(buffer):
-            digest.update(memoryview(buffer)[:size])
+        return bytes_digest(_chunks(handle), length, algorithm)
+
+
+def _chunks(handle, size: int = 1 << 22) -> Iterator[memoryview]:
+    """A file's bytes through one reused buffer: no copy of the file held (or mapped) at once."""
+    buffer = bytearray(size)
+    while filled := handle.readinto(buffer):
+        yield memoryview(buffer)[:filled]
+
+
+def bytes_digest(parts: Iterable[bytes | memoryview], length: int = 12, algorithm: str = "sha256") -> str:
+    """:func:`file_digest` of a file made of ``parts``, for bytes already in memory."""
+    digest = xxhash.xxh3_128() if algorithm == "xxh3" else hashlib.new(algorithm)
+    for part in parts:
+        digest.update(part)
     text = digest.hexdigest()[:length]
     return text if algorithm == "sha256" else f"{algorithm}:{text}"
 

@@ -7,11 +7,14 @@ a missing resource, a file the system refuses (``OSError``) and a usage error al
 with 130; anything else is a bug, printed as ``tvrbench: internal error: ...`` with exit code 1
 (``TVRBENCH_TRACEBACK=1`` shows the traceback). The command runs under Click directly (Typer's
 ``main`` would turn Ctrl-C into a silent exit code), so every exception reaches :func:`run`.
+
+A command line imports only the module of the command it names (:func:`load_commands`): importing
+every module costs each run the start-up of libraries it does not use (NLP, plotting, the hub).
 """
 
 from __future__ import annotations
 
-import functools
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -35,18 +38,29 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-# Command modules; each defines its commands on ``app`` (or adds a sub-Typer) when imported.
-from tvrbench.cli import contrast, demo, doctor, evaluate, fire, mc, proxies, publish, report  # noqa: E402,F401
+# The module that defines each top-level command on ``app`` when imported, in the order of the help.
+COMMAND_MODULES = {
+    "contrast": "contrast", "demo": "demo", "doctor": "doctor", "evaluate": "evaluate", "fire": "fire", "mc": "mc",
+    "proxies": "proxies", "proxy-study": "proxies", "publish": "publish", "report": "report",
+}
 
 
-@functools.cache
-def _command():
-    return typer.main.get_command(app)
+@app.callback()
+def _group() -> None:
+    """Keeps ``app`` a group of commands when only one command module is loaded."""
+
+
+def load_commands(argv: Sequence[str] = ()) -> typer.Typer:
+    """``app`` with the command that ``argv`` names defined, or every command when it names none."""
+    named = COMMAND_MODULES.get(argv[0]) if argv else None
+    for module in [named] if named else dict.fromkeys(COMMAND_MODULES.values()):
+        importlib.import_module(f"tvrbench.cli.{module}")
+    return app
 
 
 def invoke(argv: Sequence[str]) -> None:
     """Run one command line; every exception propagates (``typer.Exit`` carries an exit code)."""
-    command = _command()
+    command = typer.main.get_command(load_commands(argv))
     with command.make_context("tvrbench", list(argv)) as context:
         command.invoke(context)
 

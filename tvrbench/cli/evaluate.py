@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import typer
@@ -13,15 +14,14 @@ from rich.table import Table
 from tvrbench.cli import app
 from tvrbench.cli.outputs import FILE, writes
 from tvrbench.errors import InputError
-from tvrbench.evaluation import EvaluationResult, Judgments, evaluate
-from tvrbench.evaluation.ranking import NonFiniteScores
-from tvrbench.evaluation.settings import EvaluateSettings
-from tvrbench.config import load_settings
 from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.io.captions import Captions, read_captions, read_video_ids
 from tvrbench.io.files import read_json_object, string_list
-from tvrbench.io.scores import read_scores, require_finite
+from tvrbench.io.scores import read_scores, read_scores_digest, require_finite
 from tvrbench.signature import file_digest
+
+if TYPE_CHECKING:
+    from tvrbench.evaluation import EvaluationResult
 
 RUN_SUFFIXES = (".run", ".trec", ".txt", ".tsv")
 
@@ -56,8 +56,7 @@ def load_relevance(path: Path, shape: tuple[int, int], captions: Captions, video
     A proxy's sidecar ``M.json`` (from ``tvrbench proxies``) names its rows (``videos`` or
     ``captions``) and their ids; the matrix is transposed and reordered to captions × videos.
     """
-    matrix = read_scores(path)
-    digest = file_digest(path, algorithm="xxh3")
+    matrix, digest = read_scores_digest(path)
     name = f"{path.name}:{digest}"
     sidecar = path.with_suffix(".json")
     if sidecar.is_file():
@@ -150,6 +149,11 @@ def evaluate_command(
     and Judged@K. With --fire or --qrels every metric is shown as A (B + C): with all labels, with
     the original pairs only, and the difference. The JSON carries a signature of every setting.
     """
+    from tvrbench.config import load_settings
+    from tvrbench.evaluation import Judgments, evaluate  # numba and scipy: imported once the command runs
+    from tvrbench.evaluation.ranking import NonFiniteScores
+    from tvrbench.evaluation.settings import EvaluateSettings
+
     settings = load_settings(
         EvaluateSettings,
         config,
@@ -161,9 +165,12 @@ def evaluate_command(
     )
     captions = read_captions(queries, format=captions_format, video_list=video_list, trust_pickle=trust_pickle)
     video_ids = read_video_ids(videos)
-    matrix = load_scores(scores, captions, video_ids, check_finite=False)  # the ranking pass checks every cell
+    if scores.suffix.lower() in RUN_SUFFIXES:
+        matrix, digest = load_scores(scores, captions, video_ids), file_digest(scores, algorithm="xxh3")
+    else:  # the ranking pass checks that every cell is finite
+        matrix, digest = read_scores_digest(scores, shape=(len(captions), len(video_ids)), check_finite=False)
     fire_labels = None
-    fields = {"scores": file_digest(scores, algorithm="xxh3")}
+    fields = {"scores": digest}
     if fire is not None:
         from tvrbench.io.fire import read_fire
 

@@ -5,30 +5,12 @@
 >>> result.metrics["C@1"], result.original.metrics["C@1"]
 """
 
-from tvrbench.evaluation.evaluate import FUSION_POLICIES, EvaluationResult, evaluate
-from tvrbench.evaluation.labels import Judgments
-from tvrbench.evaluation.metrics import (
-    AP_VARIANTS,
-    DEFAULT_METRICS,
-    NDCG_VARIANTS,
-    Metric,
-    RankedQueries,
-    parse_metric,
-)
-from tvrbench.evaluation.ranking import TIE_RULES, rank_top_k, target_ranks
+from tvrbench.lazy import lazy_exports
 
-__all__ = [
-    "AP_VARIANTS",
-    "DEFAULT_METRICS",
-    "FUSION_POLICIES",
-    "NDCG_VARIANTS",
-    "TIE_RULES",
-    "EvaluationResult",
-    "Judgments",
-    "Metric",
-    "RankedQueries",
-    "evaluate",
-    "parse_metric",
-    "rank_top_k",
-    "target_ranks",
-]
+# numba and scipy load with the first name used, not with the package.
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "engine": ("FUSION_POLICIES", "EvaluationResult", "evaluate"),
+    "labels": ("Judgments",),
+    "metrics": ("AP_VARIANTS", "DEFAULT_METRICS", "NDCG_VARIANTS", "Metric", "RankedQueries", "parse_metric"),
+    "ranking": ("TIE_RULES", "rank_top_k", "target_ranks"),
+})

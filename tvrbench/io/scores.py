@@ -1,7 +1,8 @@
 """Model score matrices: ``.npy``, rows = captions (queries), columns = videos, higher = better.
 
 The file is read with one ``np.load(..., allow_pickle=False)`` (never unpickled); a memory map
-first checks its header, so a wrong shape or type costs no read. Every value must be finite: a bad
+first checks its header, so a wrong shape or type costs no read. :func:`read_scores_digest` digests
+the bytes it loaded rather than reading the file a second time. Every value must be finite: a bad
 file gets one message naming the first bad cell. Where the ranking kernel reads every cell anyway,
 the caller may leave that check to it (``check_finite=False``) and call :func:`require_finite` only
 when the kernel finds a bad cell. float32 and float64 stay as they are (a float32 model is
@@ -18,6 +19,7 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.io.files import PICKLE_MAGIC, require_file
+from tvrbench.signature import bytes_digest, file_digest
 
 PICKLE_MESSAGE = "contains Python objects (pickle); tvrbench never unpickles input"
 BLOCK_VALUES = 1 << 22  # values checked per block: bounded extra memory whatever the matrix size
@@ -39,7 +41,16 @@ def _check_container(path: Path) -> None:
 def read_scores(path: str | os.PathLike, shape: tuple[int, int] | None = None, check_finite: bool = True) -> np.ndarray:
     """Load a 2-D, real score matrix; ``shape`` (captions, videos) is checked when given, and with
     ``check_finite`` that every value is finite."""
-    path = Path(path)
+    return _read(Path(path), shape, check_finite, digest=False)[0]
+
+
+def read_scores_digest(path: str | os.PathLike, shape: tuple[int, int] | None = None,
+                       check_finite: bool = True) -> tuple[np.ndarray, str]:
+    """:func:`read_scores` and the file's ``xxh3`` :func:`~tvrbench.signature.file_digest`."""
+    return _read(Path(path), shape, check_finite, digest=True)
+
+
+def _read(path: Path, shape: tuple[int, int] | None, check_finite: bool, digest: bool) -> tuple[np.ndarray, str | None]:
     _check_container(path)
     header = _load(path, mmap_mode="r")
     if header.dtype.hasobject:
@@ -58,11 +69,24 @@ def read_scores(path: str | os.PathLike, shape: tuple[int, int] | None = None, c
         raise InputError(path, f"is empty (shape {header.shape})")
     single = header.dtype.kind == "f" and header.dtype.itemsize == 4
     dtype = np.dtype(np.float32 if single else np.float64)  # native byte order either way
+    offset = header.offset
     del header
-    scores = np.ascontiguousarray(_load(path), dtype=dtype)  # a copy only for other types or Fortran order
+    stored = _load(path)
+    name = _loaded_digest(path, offset, stored) if digest else None
+    scores = np.ascontiguousarray(stored, dtype=dtype)  # a copy only for other types or Fortran order
     if check_finite:
         require_finite(path, scores)
-    return scores
+    return scores, name
+
+
+def _loaded_digest(path: Path, offset: int, stored: np.ndarray) -> str:
+    """The ``xxh3`` file digest from the header's bytes and the loaded array's (the file's data, in
+    the file's order); read again only if the file holds bytes past the array."""
+    with open(path, "rb") as handle:
+        head = handle.read(offset)
+        if handle.seek(0, os.SEEK_END) != offset + stored.nbytes:
+            return file_digest(path, algorithm="xxh3")
+    return bytes_digest((head, stored.reshape(-1, order="A").view(np.uint8)), algorithm="xxh3")
 
 
 def _load(path: Path, mmap_mode: str | None = None) -> np.ndarray:

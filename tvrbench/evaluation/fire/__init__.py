@@ -11,28 +11,21 @@ One module per analysis, each a function over plain arrays or the engine's resul
 """
 
 from tvrbench.evaluation.fire.agreement import AgreementStats, agreement, krippendorff_alpha_nominal
-from tvrbench.evaluation.fire.bootstrap import (
-    bootstrap_differences,
-    paired_bootstrap_test,
-    queries_for_difference,
-    resample_means,
-)
-from tvrbench.evaluation.fire.compare import compare_models, comparison_rows
-from tvrbench.evaluation.fire.config import FireConfig, load_config
-from tvrbench.evaluation.fire.labels import fire_to_qrels, qrels_to_fire
-from tvrbench.evaluation.fire.length import caption_lengths, outcomes_by_bin, positives_by_length
-from tvrbench.evaluation.fire.overlap import prediction_overlap, rank_biased_overlap, top_k_overlap
-from tvrbench.evaluation.fire.pairs import PairVotes, pair_votes
-from tvrbench.evaluation.fire.pooling import labels_from_other_pools, pooled_models, pooling_bias
-from tvrbench.evaluation.fire.queue import build_queue, unjudged_top_k
-from tvrbench.evaluation.fire.ranks import positive_ranks
-from tvrbench.evaluation.fire.train_overlap import length_correlations, train_test_similarity
+from tvrbench.lazy import lazy_exports
 
-__all__ = [
-    "AgreementStats", "FireConfig", "PairVotes", "agreement", "bootstrap_differences", "build_queue", "caption_lengths",
-    "compare_models", "comparison_rows", "fire_to_qrels", "krippendorff_alpha_nominal", "labels_from_other_pools",
-    "length_correlations", "load_config", "outcomes_by_bin", "paired_bootstrap_test", "pair_votes", "pooled_models",
-    "pooling_bias", "positive_ranks", "positives_by_length", "prediction_overlap", "qrels_to_fire",
-    "queries_for_difference", "rank_biased_overlap", "resample_means", "top_k_overlap", "train_test_similarity",
-    "unjudged_top_k",
-]
+# The other analyses load with their first use: reading a config or FIRE labels needs no numba.
+# (``agreement`` is imported here: a function named like its module must be set after the module.)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "bootstrap": ("bootstrap_differences", "paired_bootstrap_test", "queries_for_difference", "resample_means"),
+    "compare": ("compare_models", "comparison_rows"),
+    "config": ("FireConfig", "load_config"),
+    "labels": ("fire_to_qrels", "qrels_to_fire"),
+    "length": ("caption_lengths", "outcomes_by_bin", "positives_by_length"),
+    "overlap": ("prediction_overlap", "rank_biased_overlap", "top_k_overlap"),
+    "pairs": ("PairVotes", "pair_votes"),
+    "pooling": ("labels_from_other_pools", "pooled_models", "pooling_bias"),
+    "queue": ("build_queue", "unjudged_top_k"),
+    "ranks": ("positive_ranks",),
+    "train_overlap": ("length_correlations", "train_test_similarity"),
+})
+__all__ += ["AgreementStats", "agreement", "krippendorff_alpha_nominal"]

@@ -2,7 +2,7 @@
 
 A cell reads ``A (B + C)`` as in the paper: A with FIRE positives, B with the original positives
 only, C = A − B. Metrics bounded by 1 are shown in percent; ranks (MdR, MnR) as they are.
-The numbers come from the evaluation engine (``tvrbench.evaluation.evaluate``); this module only
+The numbers come from the evaluation engine (``tvrbench.evaluation.evaluate``, in ``engine.py``); this module only
 arranges them.
 """
 
