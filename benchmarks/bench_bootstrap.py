@@ -19,6 +19,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")  # as the tvrbench command does
+
 import numpy as np
 
 from tvrbench.evaluation.fire.bootstrap import bootstrap_differences, index_dtype

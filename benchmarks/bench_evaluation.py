@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")  # as the tvrbench command does
 
 import numpy as np
 from scipy import sparse

@@ -32,3 +32,17 @@ def test_evaluation_does_not_import_heavy_modules():
     )
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert completed.stdout.strip() == "[]"
+
+
+def test_a_command_line_imports_only_its_command_and_what_it_uses():
+    """Start-up is paid on every run: `fire agreement` needs no numba or scipy, `evaluate` no other command."""
+    code = (
+        "import sys; from tvrbench.cli import load_commands; load_commands(sys.argv[1:]);"
+        "print(sorted(m for m in ('numba', 'scipy', 'tvrbench.cli.contrast', 'tvrbench.cli.evaluate', 'tvrbench.cli.fire',"
+        " 'tvrbench.cli.proxies') if m in sys.modules))"
+    )
+    imported = lambda *argv: subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,  # noqa: E731
+                                            check=True).stdout.strip()
+    assert imported("fire", "agreement") == "['tvrbench.cli.fire']"
+    assert imported("evaluate") == "['tvrbench.cli.evaluate']"
+    assert imported().endswith("'tvrbench.cli.contrast', 'tvrbench.cli.evaluate', 'tvrbench.cli.fire', 'tvrbench.cli.proxies']")

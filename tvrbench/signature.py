@@ -2,7 +2,9 @@
 
 A signature is an ordered list of ``key:value`` fields joined by ``|``, for example
 ``tvrbench:0.1.0|numpy:2.1.3|task:t2v|ties:stable|ap:standard|ndcg:epic|labels:original+fire``.
-Two results are comparable when their signatures are equal.
+Two results are comparable when their signatures are equal; :func:`diff_signatures` says why two
+are not. A signature held as one field of another (an analysis naming the engine's) is nested:
+its ``|`` become ``;``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import functools
 import hashlib
 import importlib.metadata
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import xxhash
@@ -86,3 +89,86 @@ class Signature:
 
     def __str__(self) -> str:
         return "|".join(f"{key}:{value}" for key, value in self.fields.items())
+
+    @classmethod
+    def parse(cls, text: str) -> "Signature":
+        """The signature written as ``text`` (nested or not); a value keeps any ``:`` after the first."""
+        signature = cls.__new__(cls)
+        signature.fields = {}
+        separator = "|" if "|" in text else ";"  # a nested signature given alone
+        for field in text.strip().split(separator):
+            key, separator, value = field.partition(":")
+            if not separator or not key:
+                raise ValueError(f"not a signature field: {field!r} (expected key:value)")
+            signature.fields[key] = value
+        return signature
+
+    def nested(self) -> str:
+        """This signature as one field's value of another (``|`` → ``;``)."""
+        return str(self).replace("|", ";")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Signature) and self.fields == other.fields
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One field that differs: its key (``outer.inner`` inside a nested signature) and both values,
+    ``None`` where a signature lacks the field."""
+
+    key: str
+    left: str | None
+    right: str | None
+
+
+@dataclass(frozen=True)
+class SignatureDiff:
+    """Why two results may not be compared: the fields of their signatures that differ."""
+
+    left: Signature
+    right: Signature
+    left_name: str = "A"
+    right_name: str = "B"
+
+    @property
+    def changes(self) -> list[FieldChange]:
+        return diff_signatures(self.left, self.right)
+
+    @property
+    def columns(self) -> list[str]:
+        return ["field", self.left_name, self.right_name]
+
+    @property
+    def rows(self) -> list[list[str]]:
+        return [[change.key, _shown(change.left), _shown(change.right)] for change in self.changes]
+
+    def to_json(self) -> dict:
+        return {"equal": not self.changes,
+                "left": {"source": self.left_name, "signature": str(self.left)},
+                "right": {"source": self.right_name, "signature": str(self.right)},
+                "changes": [{"field": c.key, "left": c.left, "right": c.right} for c in self.changes]}
+
+
+def _shown(value: str | None) -> str:
+    return "(absent)" if value is None else value
+
+
+def diff_signatures(left: Signature, right: Signature) -> list[FieldChange]:
+    """The fields whose values differ, in the left signature's order, then the right's extra fields;
+    a nested signature (a value holding ``;``-joined fields) is compared field by field."""
+    changes = []
+    for key in dict.fromkeys([*left.fields, *right.fields]):
+        a, b = left.fields.get(key), right.fields.get(key)
+        if a == b:
+            continue
+        if a is not None and b is not None and _is_nested(a) and _is_nested(b):
+            inner = diff_signatures(Signature.parse(a), Signature.parse(b))
+            changes += [FieldChange(f"{key}.{change.key}", change.left, change.right) for change in inner]
+        else:
+            changes.append(FieldChange(key, a, b))
+    return changes
+
+
+def _is_nested(value: str) -> bool:
+    return ";" in value and all(":" in field for field in value.split(";"))
+

@@ -41,7 +41,7 @@ app = typer.Typer(
 # The module that defines each top-level command on ``app`` when imported, in the order of the help.
 COMMAND_MODULES = {
     "contrast": "contrast", "demo": "demo", "doctor": "doctor", "evaluate": "evaluate", "fire": "fire", "mc": "mc",
-    "proxies": "proxies", "proxy-study": "proxies", "publish": "publish", "report": "report",
+    "proxies": "proxies", "proxy-study": "proxies", "publish": "publish", "report": "report", "signature": "signature",
 }
 
 
@@ -107,4 +107,7 @@ def _os_error(error: OSError) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point (the ``tvrbench`` program): exit with :func:`run`'s code."""
+    # numba's OpenMP workers spin while idle: on a busy machine every parallel region was ~100x
+    # slower than with numba's own sleeping pool (docs/evaluation.md). numba reads this at import.
+    os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
     sys.exit(run(sys.argv[1:] if argv is None else argv))

@@ -18,20 +18,8 @@ pass: it starts at a lower bound of the m-th best score, found from a sample of 
 with m cells above it leaves play (its rank is m + 1). Each strategy is tested equal to sort-based
 ranks (``tests/test_evaluation_metrics.py``).
 
-Tried and dropped, on MSVD's shape:
-
-* screening columns a tile of 64 rows at a time through each column's maximum over every 16 rows,
-  kept during the sweep, and reading a passing part's cells again: 10% slower on one core than the
-  flags and batches above, 6% on two (paired runs; 7% on MSR-VTT's shape);
-* keeping each column's best two cells of every 64 rows and the row of the best, then visiting only
-  the kept cells that reach a bound: ~0.2 ns a cell to keep them (commit 78fe631, reverted);
-* finding a row's flags by the trailing zeros of each eight-byte word: 8% slower in the kernel,
-  though faster alone; by a 32-flag mask from an LLVM vector compare (a numba intrinsic): 4x faster
-  alone, 1-3% in the kernel on two cores, not worth the intrinsic;
-* rows handed out in pieces as each thread gets free (numba's ``workqueue`` and ``omp`` layers
-  split a ``prange`` in fixed shares, even with ``parallel_chunksize(1)``): through Python threads
-  running a ``nogil`` kernel, a better median when a core is busy (3-8%) but ~0.6 ms of dispatch;
-  through an atomic counter inside the ``prange`` (an intrinsic), no clear difference either way.
+The numba habits these kernels follow, their measurements and the variants tried and dropped:
+docs/evaluation.md.
 
 Ties (SPEC §2) — the rank of labelled item ``t`` with relevance ``g_t`` among items of equal score:
 
@@ -42,26 +30,13 @@ Ties (SPEC §2) — the rank of labelled item ``t`` with relevance ``g_t`` among
   method="average")``), the "averaging" of Collaborative Experts / TeachText.
 
 Items without a label count as relevance 0.
-
-Two numba habits decide the speed here (checked in the generated assembly): a sum of ``int32``
-values is widened to ``int64``, which halves the vector width, unless each step is cast back
-(``n = np.int32(n + flag)``); and a loop over ``range(start, stop)`` indexes with wraparound for
-negative indexes, which turned vector loads into gathers or kept the loop scalar, while a loop
-over a slice indexed from 0 vectorizes.
 """
 
 from __future__ import annotations
 
-import os
-
 import numba
 import numpy as np
 from scipy import sparse
-
-if "NUMBA_THREADING_LAYER" not in os.environ:
-    # OpenMP's idle workers spin; on a machine busier than its cores that made every parallel
-    # region ~100x slower (0.4 s on a 112 x 36 matrix). numba's own pool sleeps instead.
-    numba.config.THREADING_LAYER = "workqueue"
 
 _BLOCK = 64  # cells of a row screened together before any per-cell work
 _LINEAR = 64  # a line with up to this many targets: sort them in place, place a cell by counting
