@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tvrbench.data import load_sample
-from tvrbench.demo import METRICS, MODELS
+from tvrbench.cli.demo import METRICS, MODELS
 
 
 def _offline_prefix() -> tuple[list[str], str]:

@@ -12,9 +12,9 @@ import pytest
 
 from tvrbench.data import sample_path
 from tvrbench.errors import InputError
-from tvrbench.generators import build_mc_file, gender_contrasts, import_mc_file, score_mc_file
+from tvrbench.evaluation.mc import mc_outcomes, score_mc_file
+from tvrbench.generators import build_mc_file, gender_contrasts, import_mc_file
 from tvrbench.generators.config import MCConfig
-from tvrbench.generators.mc import mc_outcomes
 from tvrbench.io.captions import Captions, read_captions
 from tvrbench.io.mc import MC_COLUMNS, MCInstance, read_mc, write_mc
 
@@ -162,7 +162,7 @@ def fluent_split(path: Path) -> list[MCInstance]:
 def test_lm_scorer_picks_the_option_the_lm_finds_most_probable(tmp_path, monkeypatch):
     from tvrbench import resources
     from tvrbench.generators.lm import load_language_model, mean_logprobs
-    from tvrbench.generators.mc import lm_scores
+    from tvrbench.evaluation.mc import lm_scores
 
     monkeypatch.setattr(resources, "sentence_model", lambda *_: pytest.fail("a split without contrast options needs no sentence model"))
     instances = fluent_split(tmp_path / "mc.tsv")

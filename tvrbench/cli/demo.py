@@ -1,13 +1,190 @@
-"""``tvrbench demo``: the whole pipeline on the embedded sample, offline."""
+"""``tvrbench demo``: the whole pipeline on the embedded sample, offline (the README's first command).
+
+The demo is a list of ordinary ``tvrbench`` commands, run in this process one after the other (so
+spaCy, WordNet and the sentence model load once). Each is printed on stderr as you would type it,
+with ``$SAMPLE`` for the sample folder and ``$OUT`` for the output folder; what a command prints
+goes to ``$OUT/logs/NN-name.txt``. Nothing here computes a number itself: copy any command to run
+it on your own data.
+
+Outputs in ``$OUT``: ``proxies/`` (SYN and BoW video-level relevance), ``evaluation/`` (each model
+with FIRE labels and SYN nDCG), ``analyses/`` and ``plots/`` (the FIRE paper's tables and figures,
+the proxy curve), ``contrast/`` and ``mc/`` (contrast sets and multiple-choice splits, blind
+check), ``results.json`` (every model's evaluation, ``{"models": {...}}``), ``dataset/`` (all of it
+as a Hugging Face dataset folder) and ``report.html``.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import re
+import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import typer
 
-from tvrbench.cli import app
+from tvrbench.cli import app, invoke, load_commands
 from tvrbench.cli.outputs import FOLDER, writes
+from tvrbench.data import SAMPLE_DIR
+from tvrbench.io.atomic import write_json
+from tvrbench.signature import Signature
+
+MODELS = ("strong", "genderblind", "objectonly")
+METRICS = "C@1,C@5,C@10,AP,MdR,MnR,GMR,nDCG,Judged@10"
+MC_KINDS = ("random", "gender", "verb")
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    args: tuple[str, ...]  # with {SAMPLE} and {OUT} placeholders
+
+
+def _sample(name: str) -> str:
+    return "{SAMPLE}/" + name
+
+
+QUERIES = ("--queries", _sample("captions.csv"), "--videos", _sample("videos.txt"))
+SCORES = tuple(arg for model in MODELS for arg in ("--scores", _sample(f"scores_{model}.npy")))
+FIRE = ("--fire", _sample("fire.json"))
+
+
+def steps() -> list[Step]:
+    """Every command of the demo, in order."""
+    proxies = [Step(f"proxy-{proxy}", ("proxies", "--captions", _sample("captions.csv"), "--proxy", proxy, "--level", "video",
+                                       "--out", f"{{OUT}}/proxies/{proxy}.npy")) for proxy in ("bow", "syn")]
+    curve = [Step("proxy-curve", ("proxy-study", "curve", "--matrix", "BoW={OUT}/proxies/bow.npy", "--matrix", "SYN={OUT}/proxies/syn.npy",
+                                  "--plot", "{OUT}/plots/proxy_curve.png", "--json", "{OUT}/analyses/proxy_curve.json"))]
+    evaluations = [Step(f"evaluate-{model}", ("evaluate", *QUERIES, "--scores", _sample(f"scores_{model}.npy"), *FIRE,
+                                              "--relevance", "{OUT}/proxies/syn.npy", "--metrics", METRICS,
+                                              "--json", f"{{OUT}}/evaluation/{model}.json",
+                                              "--per-query", f"{{OUT}}/evaluation/{model}_per_query.csv")) for model in MODELS]
+    fire = [
+        Step("fire-agreement", ("fire", "agreement", *FIRE, "--json", "{OUT}/analyses/agreement.json")),
+        Step("fire-overlap", ("fire", "overlap", *QUERIES, *SCORES, "--json", "{OUT}/analyses/overlap.json")),
+        Step("fire-pooling", ("fire", "pooling", *QUERIES, *SCORES, *FIRE, "--json", "{OUT}/analyses/pooling.json")),
+        Step("fire-bootstrap", ("fire", "bootstrap", *QUERIES, "--scores", _sample("scores_objectonly.npy"), *FIRE,
+                                "--sizes", "20,50,100", "--resamples", "2000", "--seed", "0",
+                                "--json", "{OUT}/analyses/bootstrap.json", "--plots", "{OUT}/plots")),
+        Step("fire-paired", ("fire", "paired", *QUERIES, "--scores", _sample("scores_genderblind.npy"),
+                             "--scores", _sample("scores_objectonly.npy"), *FIRE, "--resamples", "2000",
+                             "--json", "{OUT}/analyses/paired.json")),
+        Step("fire-length", ("fire", "length", *QUERIES, "--scores", _sample("scores_strong.npy"),
+                             "--scores", _sample("scores_objectonly.npy"), *FIRE,
+                             "--json", "{OUT}/analyses/length.json", "--plots", "{OUT}/plots")),
+    ]
+    return [*proxies, *curve, *evaluations, *fire, *contrast_steps()]
+
+
+def contrast_steps() -> list[Step]:
+    """Gender and verb (offline, WordNet) contrast sets, the Random / Gender / Verb MC splits, the blind check."""
+    return [
+        Step("contrast-gender", ("contrast", "gender", "--captions", _sample("captions.csv"), "--out", "{OUT}/contrast/gender.jsonl")),
+        Step("contrast-verb", ("contrast", "verb", "--captions", _sample("captions.csv"), "--out", "{OUT}/contrast/verb.jsonl")),
+        *(Step(f"mc-{kind}", ("mc", "build", "--captions", _sample("captions.csv"), "--kind", kind,
+                              *(("--contrast", f"{{OUT}}/contrast/{kind}.jsonl") if kind != "random" else ()),
+                              "--out", f"{{OUT}}/mc/{kind}.tsv")) for kind in MC_KINDS),
+        *(Step(f"mc-blind-{kind}", ("mc", "score", "--mc", f"{{OUT}}/mc/{kind}.tsv", "--scorer", "blind",
+                                    "--captions", _sample("captions.csv"),
+                                    *(("--contrast", f"{{OUT}}/contrast/{kind}.jsonl") if kind != "random" else ()),
+                                    "--json", f"{{OUT}}/analyses/mc_blind_{kind}.json")) for kind in MC_KINDS),
+    ]
+
+
+def published_steps(out: Path) -> list[Step]:
+    """Publishing and the report, which take whatever the steps above wrote."""
+    mc = sorted((out / "mc").glob("*.tsv"))
+    contrast = sorted((out / "contrast").glob("*.jsonl"))
+    mc_args = tuple(arg for path in mc for arg in ("--mc", f"mc_{path.stem}={{OUT}}/mc/{path.name}"))
+    contrast_args = tuple(arg for path in contrast for arg in ("--contrast", f"contrast_{path.stem}={{OUT}}/contrast/{path.name}"))
+    analyses = tuple(arg for path in sorted((out / "analyses").glob("*.json"))
+                     for arg in ("--analysis", f"{path.stem}={{OUT}}/analyses/{path.name}"))
+    return [
+        Step("publish", ("publish", "--out", "{OUT}/dataset", *mc_args, *contrast_args,
+                         "--relevance", "relevance_syn={OUT}/proxies/syn.npy", "--relevance-form", "top-k", "--top-k", "10",
+                         "--fire", "qrels_fire=" + _sample("fire.json"), "--queries", _sample("captions.csv"),
+                         "--results", "results={OUT}/results.json", "--license", "cc0-1.0",
+                         "--title", "tvrbench demo: derived data of the embedded sample")),
+        Step("report", ("report", "--out", "{OUT}/report.html", "--title", "tvrbench demo on the embedded sample",
+                        "--results", "sample models, FIRE labels + SYN nDCG={OUT}/results.json", *analyses,
+                        "--plots", "{OUT}/plots", *QUERIES, *SCORES, *FIRE, "--relevance", "{OUT}/proxies/syn.npy",
+                        *(arg for path in mc for arg in ("--mc", f"{path.stem}={{OUT}}/mc/{path.name}")))),
+    ]
+
+
+def _shell_word(arg: str) -> str:
+    """An argument as typed in a shell, ``$SAMPLE`` / ``$OUT`` left for the shell to expand."""
+    text = arg.replace("{SAMPLE}", "$SAMPLE").replace("{OUT}", "$OUT")
+    return text if re.fullmatch(r"[\w@%+=:,./$-]+", text) else '"' + re.sub(r'(["\\`])', r"\\\1", text) + '"'
+
+
+def run_step(step: Step, out: Path, log) -> float:
+    """Run one command in this process, its output in ``logs/``; returns seconds.
+
+    A step that fails, exits non-zero or is interrupted stops the demo: its exception (or
+    ``typer.Exit`` with its code) propagates, so the later steps never run on missing files.
+    """
+    args = [arg.replace("{SAMPLE}", str(SAMPLE_DIR)).replace("{OUT}", str(out)) for arg in step.args]
+    print(f"$ tvrbench {' '.join(map(_shell_word, step.args))}", file=log, flush=True)
+    logs = out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    with open(logs / f"{step.name}.txt", "w", encoding="utf-8") as captured:
+        try:
+            with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+                invoke(args)
+        except typer.Exit as stop:
+            if stop.exit_code:
+                print(f"  step {step.name} exited with code {stop.exit_code}; see {logs / f'{step.name}.txt'}", file=log, flush=True)
+                raise
+        except BaseException:
+            print(f"  step {step.name} failed; see {logs / f'{step.name}.txt'}", file=log, flush=True)
+            raise
+    seconds = time.perf_counter() - started
+    print(f"  ({seconds:.1f} s)", file=log, flush=True)
+    return seconds
+
+
+def combine_results(out: Path) -> dict:
+    """``results.json``: every model's evaluation (FIRE labels, SYN nDCG) under ``models``."""
+    models = {model: json.loads((out / "evaluation" / f"{model}.json").read_text(encoding="utf-8")) for model in MODELS}
+    payload = {
+        "signature": str(Signature({"demo": "sample", "models": ",".join(MODELS), "metrics": METRICS})),
+        "models": models,
+    }
+    write_json(out / "results.json", payload)
+    return payload
+
+
+def _one_torch_thread() -> None:
+    """The sample's model batches are a few sentences: with several threads PyTorch spends its time
+    synchronising, and on a busy machine far more (verb contrasts on 2 shared cores: 124 s with the
+    default threads, 29 s with one)."""
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(1)
+
+
+def run_demo(out: str | Path, log=None) -> dict:
+    """Run every step into ``out``; returns ``{step name: seconds}``."""
+    log = log or sys.stderr
+    _one_torch_thread()
+    load_commands()  # every command runs: their modules load once, before the first step
+    out = Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"tvrbench demo: the whole pipeline on the embedded sample (offline)\nSAMPLE={SAMPLE_DIR}\nOUT={out}", file=log)
+    seconds = {}
+    for step in steps():
+        seconds[step.name] = run_step(step, out, log)
+    combine_results(out)
+    for step in published_steps(out):
+        seconds[step.name] = run_step(step, out, log)
+    print(f"done in {sum(seconds.values()):.1f} s: {out / 'results.json'}, {out / 'dataset'}, {out / 'report.html'}", file=log)
+    return seconds
 
 
 @app.command()
@@ -19,6 +196,4 @@ def demo(out: Path = typer.Option(..., "--out", help="Folder for every output (c
     splits, publishing and the report: each step is printed as the command that does it (rerun any
     of them on your data); what the commands print goes to OUT/logs/.
     """
-    from tvrbench.demo import run_demo
-
     run_demo(out)

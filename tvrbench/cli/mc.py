@@ -76,7 +76,7 @@ def score(
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/mc.yaml)."),
 ):
     """Accuracy (positive strictly highest) and tie rate, overall and on the paper's subsets."""
-    from tvrbench.generators import score_mc_file
+    from tvrbench.evaluation.mc import score_mc_file
     from tvrbench.io.captions import read_captions
 
     table = read_captions(captions) if captions else None

@@ -21,7 +21,7 @@ MC_KINDS = ("random", *CONTRAST_KINDS)
 
 __all__ = [
     "CONTRAST_KINDS", "MC_KINDS", "ContrastRecord", "read_contrast_records", "gender_contrasts", "verb_contrasts",
-    "id_contrasts", "build_mc_file", "import_mc_file", "score_mc_file",
+    "id_contrasts", "build_mc_file", "import_mc_file",
 ]  # fmt: skip
 
 
@@ -144,70 +144,3 @@ def import_mc_file(tsv: str | Path, out: str | Path, name: str):
         "contrast_option_rule": "the negative with the most words in common with the positive (difflib ratio)",
     })  # fmt: skip
     return instances
-
-
-def score_mc_file(
-    mc_path: str | Path,
-    out_json: str | Path,
-    scores_path: str | Path | None = None,
-    scorer: str | None = None,
-    captions: Captions | None = None,
-    contrast_path: str | Path | None = None,
-    config: MCConfig = MCConfig(),
-    lm: str | None = None,
-) -> dict:
-    """Accuracy, tie rate and subsets of a model's scores (or of a built-in text-only scorer); writes ``out_json``.
-
-    ``lm``: the ``lm`` scorer's language model (default ``ngram``). The sentence model loads only
-    for the blind scorer and a contrast split's similarity subsets: it is the slowest thing here.
-    """
-    from tvrbench.generators.mc import N_OPTIONS, SCORERS, blind_scores, lm_scores, score_mc
-    from tvrbench.io.atomic import write_json
-    from tvrbench.io.mc import read_mc
-    from tvrbench.resources import sentence_model
-    from tvrbench.signature import Signature, file_digest
-
-    if (scores_path is None) == (scorer is None):
-        raise InputError(None, f"give exactly one of --scores S.npy and --scorer {'|'.join(SCORERS)}")
-    if scorer is not None and scorer not in SCORERS:
-        raise InputError(None, f"unknown scorer {scorer!r}; the built-in scorers are {', '.join(SCORERS)}")
-    if lm is not None and scorer != "lm":
-        raise InputError(None, "--lm needs --scorer lm: it names the language model that scorer reads the options with")
-    instances = read_mc(mc_path)
-    contrast_options = _saved_contrast_options(mc_path, len(instances))
-    model = sentence_model(config.blind_model) if scorer == "blind" or contrast_options else None
-    extra, fields = {}, {}
-    if scores_path is not None:
-        from tvrbench.io.scores import read_scores
-
-        scores = read_scores(scores_path)
-        if scores.shape != (len(instances), N_OPTIONS):
-            raise InputError(scores_path, f"has shape {scores.shape}; {mc_path} needs ({len(instances)}, {N_OPTIONS}): one score per option")
-    elif scorer == "blind":
-        scores, used = blind_scores(instances, model, captions)
-        extra["blind_reference"] = dict(used)
-    else:
-        from tvrbench.generators.lm import NGRAM, load_language_model
-
-        language_model = load_language_model(lm or NGRAM)
-        scores = lm_scores(instances, language_model)
-        fields["lm"] = language_model.name
-    records = read_contrast_records(contrast_path) if contrast_path is not None else None
-    result = score_mc(instances, scores, contrast_options, records, model, config.similar_fraction)
-    signature = Signature({
-        "mc": file_digest(mc_path), "scores": file_digest(scores_path) if scores_path else f"scorer={scorer}", **fields,
-        "ties": "strict", "similarity": config.blind_model,
-    }, ("numpy", "sentence-transformers"))  # fmt: skip
-    result.update(extra)
-    result["signature"] = str(signature)
-    write_json(out_json, result)
-    return result
-
-
-def _saved_contrast_options(mc_path: str | Path, n: int) -> list[int | None] | None:
-    """Which option is the contrast, from the split's sidecar (None for Random MC or no sidecar)."""
-    from tvrbench.generators.records import read_sidecar
-
-    saved = read_sidecar(mc_path).get("instances") or []
-    options = [entry.get("contrast_option") for entry in saved] if len(saved) == n else []
-    return options if any(o is not None for o in options) else None

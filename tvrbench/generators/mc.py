@@ -1,4 +1,4 @@
-"""Multiple-choice splits (Park et al. App. D, SPEC §5) and their scoring.
+"""Multiple-choice splits (Park et al. App. D, SPEC §5); scoring them is :mod:`tvrbench.evaluation.mc`.
 
 Building: one instance per video, its first caption the positive. Random MC draws 4 negatives,
 captions of 4 distinct other videos (``same_movie``: other clips of the same movie, for LSMDC), with
@@ -6,13 +6,6 @@ no option text repeated. A contrast MC (gender / id / verb) is the same Random M
 last-drawn negative replaced by a contrast of the positive, in the same position: options are
 shuffled by the same seeded permutation. Videos whose positive has no contrast are dropped. Every
 random choice is seeded per video, so a split does not depend on the order of the captions file.
-
-Scoring: an instance is correct when the positive's score is strictly the highest; a tie is the
-positive sharing the highest score. The built-in scorers never see the video: ``blind`` (how well an
-option fits the video's other captions, or the other options) and ``lm`` (how fluently it reads).
-Subsets: Table 5 (the antonym contrasts; the 15 % of the others most / least similar to their
-positive by sentence embedding) and Table 4 (ID contrasts whose new first name is more frequent in
-training than the original).
 """
 
 from __future__ import annotations
@@ -32,7 +25,6 @@ from tvrbench.io.captions import Captions
 from tvrbench.io.mc import N_OPTIONS, MCInstance
 
 N_NEGATIVES = N_OPTIONS - 1
-SCORERS = ("blind", "lm")  # the built-in text-only scorers
 
 
 @dataclass
@@ -140,111 +132,3 @@ def infer_contrast_option(instance: MCInstance) -> int:
         for i, ending in enumerate(instance.endings)
     ]
     return int(np.argmax(ratios))
-
-
-# --------------------------------------------------------------------------- scoring
-
-
-def mc_outcomes(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(correct, tie) per instance: positive strictly highest / positive level with the best other."""
-    rows = np.arange(len(labels))
-    positive = scores[rows, labels]
-    others = scores.astype(np.float64, copy=True)
-    others[rows, labels] = -np.inf
-    best_other = others.max(axis=1)
-    return positive > best_other, positive == best_other
-
-
-def summarize(correct: np.ndarray, tie: np.ndarray, mask: np.ndarray | None = None) -> dict:
-    if mask is not None:
-        correct, tie = correct[mask], tie[mask]
-    n = int(len(correct))
-    return {"accuracy": float(correct.mean()) if n else None, "ties": float(tie.mean()) if n else None, "n": n}
-
-
-def _cosines(model, left: Sequence[str], right: Sequence[str]) -> np.ndarray:
-    a = model.encode(list(left), batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-    b = model.encode(list(right), batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-    return np.einsum("ij,ij->i", a, b)
-
-
-def blind_scores(instances: Sequence[MCInstance], model, captions: Captions | None = None) -> tuple[np.ndarray, Counter]:
-    """A text-only scorer that never sees the video.
-
-    Each option's score is its cosine to the mean embedding of the video's other captions (from
-    ``captions``, the positive's own text excluded) when there are any; otherwise, with nothing known
-    about the video, its mean cosine to the instance's other options, i.e. how typical of the
-    instance it reads. Returns the scores and how many instances used each reference.
-    """
-    texts = sorted({t for inst in instances for t in inst.endings} | set(captions.texts if captions else ()))
-    position = {t: i for i, t in enumerate(texts)}
-    vectors = model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-    by_video: dict[str, list[str]] = defaultdict(list)
-    if captions is not None:
-        for video_id, text in zip(captions.video_ids, captions.texts):
-            by_video[video_id].append(text)
-    scores = np.empty((len(instances), N_OPTIONS))
-    used: Counter = Counter()
-    for row, instance in enumerate(instances):
-        options = vectors[[position[t] for t in instance.endings]]
-        reference = [t for t in by_video.get(instance.clip, ()) if t.lower() != instance.positive.lower()]
-        if reference:
-            centre = vectors[[position[t] for t in reference]].mean(axis=0)
-            scores[row] = options @ centre
-            used["other captions of the video"] += 1
-        else:
-            similarity = options @ options.T
-            scores[row] = (similarity.sum(axis=1) - np.diag(similarity)) / (N_OPTIONS - 1)
-            used["other options (nothing known of the video)"] += 1
-    return scores, used
-
-
-def lm_scores(instances: Sequence[MCInstance], lm) -> np.ndarray:
-    """A text-only scorer that reads the options alone: each option's per-token mean log-probability
-    under ``lm`` (per token, so a longer caption is not penalised for its length). Above chance, the
-    split's negatives read less plausibly than its positives, and fluency alone gives them away."""
-    from tvrbench.generators.lm import mean_logprobs
-
-    texts = sorted({t for inst in instances for t in inst.endings})
-    means = dict(zip(texts, mean_logprobs(lm, texts)))
-    return np.array([[means[t] for t in inst.endings] for inst in instances])
-
-
-def score_mc(
-    instances: Sequence[MCInstance],
-    scores: np.ndarray,
-    contrast_options: Sequence[int | None] | None = None,
-    records: Sequence[ContrastRecord] | None = None,
-    model=None,
-    similar_fraction: float = 0.15,
-) -> dict:
-    """Accuracy and tie rate overall, and the Table 4 / Table 5 subsets that the inputs allow."""
-    labels = np.array([inst.label for inst in instances])
-    correct, tie = mc_outcomes(scores, labels)
-    result = summarize(correct, tie)
-    if contrast_options is None:
-        return result
-    matched = _match_records(instances, contrast_options, records or ())
-    subsets = {}
-    antonym = np.array([bool(r and r.filters.get("meaning-changed", {}).get("antonym")) for r in matched])
-    if records:
-        subsets["antonym"] = summarize(correct, tie, antonym)
-        rare = np.array([bool(r and r.details.get("rare_original")) for r in matched])
-        if any(r is not None and "rare_original" in r.details for r in matched):
-            subsets["rare_id"] = summarize(correct, tie, rare)
-    if model is not None:
-        rest = np.flatnonzero(~antonym)
-        similarity = _cosines(model, [instances[i].positive for i in rest], [instances[i].endings[contrast_options[i]] for i in rest])
-        take = int(round(similar_fraction * len(rest)))
-        order = rest[np.argsort(-similarity, kind="stable")]
-        percent = round(100 * similar_fraction)
-        subsets[f"most_similar_{percent}"] = summarize(correct, tie, order[:take])
-        subsets[f"least_similar_{percent}"] = summarize(correct, tie, order[len(order) - take :])
-    result["subsets"] = subsets
-    return result
-
-
-def _match_records(instances, contrast_options, records) -> list[ContrastRecord | None]:
-    """The record behind each instance's contrast option (same video, positive and contrast text)."""
-    by_key = {(r.video_id, r.original, r.contrast): r for r in records}
-    return [by_key.get((inst.clip, inst.positive, inst.endings[o])) if o is not None else None for inst, o in zip(instances, contrast_options)]
