@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import typer
+
 from tvrbench.cli.clickapi import get_current_context
 from tvrbench.io.outputs import Output, check_outputs
 
@@ -84,3 +86,29 @@ def _paths(value) -> list[Path]:
         candidates = {value, value.partition("=")[2], value.rpartition("=")[2]}
         return [path for text in candidates if text and os.path.isfile(text) for path in _paths(Path(text))]
     return []
+
+
+def print_result(result) -> None:
+    """A result's table (:mod:`tvrbench.results`) on stdout: first column left, the others right-aligned."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=result.title, title_justify="left")
+    for column in result.columns:
+        table.add_column(column, justify="left" if column == result.columns[0] else "right")
+    for row in result.rows:
+        table.add_row(*row)
+    Console(width=max(100, sum(len(column) + 14 for column in result.columns))).print(table)
+
+
+def written(*paths) -> None:
+    typer.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
+
+
+def save_figures(result, folder: Path, formats, dpi: int) -> None:
+    """Each of a result's figures as ``folder/STEM.png`` and ``.svg`` (stems built from data are checked)."""
+    from tvrbench.evaluation.fire.plots import save_figure
+    from tvrbench.io.outputs import name_in
+
+    for stem, figure in result.figures():
+        written(*save_figure(figure, name_in(folder, stem, "plot file name"), formats, dpi))

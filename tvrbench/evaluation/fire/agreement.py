@@ -16,10 +16,13 @@ Definitions (checked against the paper's MSR-VTT figures, see the notes in ``fir
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from tvrbench.evaluation.fire.pairs import DISAGREEMENT, IRRELEVANT, RELEVANT, pair_votes
+from tvrbench.results import Sources, analysis_signature, count_or_share
+from tvrbench.signature import Signature
 
 
 def krippendorff_alpha_nominal(value_counts: np.ndarray) -> float:
@@ -113,3 +116,29 @@ def agreement(fire, rule: str = "file") -> dict[str, AgreementStats]:
         name: agreement_from_votes(name, label[pairs.dataset == name], pairs.votes[pairs.dataset == name])
         for name in sorted(set(pairs.dataset.tolist()))
     }
+
+
+@dataclass(frozen=True)
+class AgreementResult:
+    """Table 2, a row per dataset."""
+
+    stats: dict[str, AgreementStats]
+    signature: Signature
+    title: ClassVar[str] = "FIRE agreement (Table 2)"
+    columns: ClassVar[list[str]] = ["dataset", "pairs", "labels", "resolved", "relevant", "irrelevant", "disagreements",
+                                    "agreement", "α"]
+
+    @property
+    def rows(self) -> list[list[str]]:
+        return [[name, *map(count_or_share, (s.pairs, s.labels)), f"{s.resolved:.1%}",
+                 *map(count_or_share, (s.relevant, s.irrelevant, s.disagreements, s.agreement, s.alpha))]
+                for name, s in self.stats.items()]
+
+    def to_json(self) -> dict:
+        return {name: {**s.to_json(), "signature": str(self.signature)} for name, s in self.stats.items()}
+
+
+def agreement_analysis(fire, rule: str = "file", sources: Sources | None = None) -> AgreementResult:
+    """Table 2 with its signature (``sources["fire"]``: the FIRE file, whose digest the signature pins)."""
+    return AgreementResult(agreement(fire, rule),
+                           analysis_signature("fire-agreement", sources, ["fire"], {"rule": rule, "alpha": "nominal"}))

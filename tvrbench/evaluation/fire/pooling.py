@@ -8,10 +8,15 @@ positives are always kept.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.evaluation import Judgments, evaluate
+from tvrbench.evaluation.fire.config import FireConfig
+from tvrbench.signature import Signature
 
 
 def pooled_models(fire) -> list[str]:
@@ -39,3 +44,33 @@ def pooling_bias(scores: dict, captions, video_ids, fire, metrics, ties: str = "
             result = evaluate(matrix, judgments, metrics=tuple(metrics), ties=ties, ap=ap)
             rows.append({"model": model, "labels": data, **result.metrics, "signature": result.signature})
     return rows
+
+
+@dataclass(frozen=True)
+class PoolingResult:
+    """Table 4: two rows per model (all labels, the others' pools only), each with the engine's signature."""
+
+    long_rows: list[dict]
+    metrics: list[str]
+    title: ClassVar[str] = "Pooling bias: all labels vs other models' pools only (Table 4)"
+
+    @property
+    def signatures(self) -> dict[tuple[str, str], Signature]:
+        return {(row["model"], row["labels"]): Signature.parse(row["signature"]) for row in self.long_rows}
+
+    @property
+    def columns(self) -> list[str]:
+        return ["model", "labels", *self.metrics]
+
+    @property
+    def rows(self) -> list[list[str]]:
+        return [[row["model"], row["labels"], *(f"{row[m]:.3f}" for m in self.metrics)] for row in self.long_rows]
+
+    def to_json(self) -> dict:
+        return {"rows": self.long_rows}
+
+
+def pooling_analysis(scores: dict, captions, video_ids, fire, settings: FireConfig = FireConfig()) -> PoolingResult:
+    """Table 4 for ``{model: score matrix}``, models named as in the FIRE records' ``models`` field."""
+    rows = pooling_bias(scores, captions, video_ids, fire, settings.metrics, settings.ties, settings.ap)
+    return PoolingResult(rows, list(settings.metrics))

@@ -12,11 +12,16 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from tvrbench.evaluation import evaluate, rank_top_k
+from tvrbench.evaluation.fire.bootstrap import bootstrap_differences, queries_for_difference
+from tvrbench.evaluation.fire.config import FireConfig
 from tvrbench.io.atomic import atomic_write
+from tvrbench.results import Sources, analysis_signature, count_or_share
+from tvrbench.signature import Signature
 
 QUEUE_FIELDS = ("caption_id", "query", "video_id", "rank", "score", "model")
 
@@ -81,3 +86,48 @@ def write_queue(path, records: list[dict]) -> None:
         else:
             for record in records:
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+@dataclass(frozen=True)
+class QueueResult:
+    """What a new model needs annotated: the queue's records and its summary (queries needed, Judged@k before and after)."""
+
+    model: str
+    records: list[dict]
+    summary: dict
+    signature: Signature
+
+    @property
+    def title(self) -> str:
+        return f"Annotation queue for {self.model}"
+
+    columns: ClassVar[list[str]] = ["", "value"]
+
+    @property
+    def rows(self) -> list[list[str]]:
+        return [[key, count_or_share(value)] for key, value in self.summary.items() if not isinstance(value, str)]
+
+    def to_json(self) -> dict:
+        return {**self.summary, "signature": str(self.signature)}
+
+
+def queue_analysis(scores: np.ndarray, judgments, captions, video_ids, settings: FireConfig = FireConfig(),
+                   model: str = "model", all_queries: bool = False, sources: Sources | None = None) -> QueueResult:
+    """The unjudged top-k pairs of a new model, for the queries the bootstrap says detect the effect size
+    (every query with ``all_queries``)."""
+    opts, boot = settings.queue, settings.bootstrap
+    per_query = settings.evaluate(scores, judgments, [opts.metric]).per_query[opts.metric]
+    by_size = bootstrap_differences({opts.metric: per_query}, boot.sizes, boot.resamples, boot.seed, boot.confidence,
+                                    boot.chunk_elements)[opts.metric]
+    needed = queries_for_difference(by_size, opts.effect_size)
+    chosen = build_queue(scores, judgments, opts.k, None if all_queries else needed, boot.seed)
+    summary = {
+        "model": model, "k": opts.k, "metric": opts.metric, "effect_size": opts.effect_size,
+        "queries_needed": needed, "queries_queued": len(chosen.selected_queries), "queries_total": len(captions),
+        "pairs_queued": len(chosen), f"judged_at_{opts.k}_before": chosen.judged_before,
+        f"judged_at_{opts.k}_after": chosen.judged_after,
+    }
+    signature = analysis_signature("fire-queue", sources, ["queries", "videos", "fire"],
+                                   {"k": opts.k, "metric": opts.metric, "effect_size": opts.effect_size,
+                                    "sizes": boot.sizes, "resamples": boot.resamples, "seed": boot.seed})
+    return QueueResult(model, queue_records(chosen, scores, captions, video_ids, model), summary, signature)

@@ -10,9 +10,15 @@ bounded with 180K MSR-VTT train captions. Table 7 correlates that score with cap
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 import numpy as np
 
-from tvrbench.evaluation.fire.length import caption_lengths
+from tvrbench.evaluation.fire.config import FireConfig
+from tvrbench.evaluation.fire.length import TwoModelOutcomes, caption_lengths, two_model_outcomes
+from tvrbench.results import Sources, analysis_signature
+from tvrbench.signature import Signature
 
 
 def train_test_similarity(
@@ -54,3 +60,58 @@ def length_correlations(similarity: np.ndarray, test_texts) -> dict[str, dict[st
             "kendall": {"statistic": float(kendall.statistic), "p_value": float(kendall.pvalue)},
         }
     return table
+
+
+@dataclass(frozen=True)
+class TrainOverlapResult:
+    """Appendix D: each test caption's similarity to the train captions, Table 7 and, given two models, Figure 8."""
+
+    caption_ids: list[str]
+    similarity: np.ndarray
+    correlations: dict
+    figure8: TwoModelOutcomes | None
+    signature: Signature
+
+    @property
+    def title(self) -> str:
+        return f"Train-test similarity vs caption length (Table 7); mean similarity {self.similarity.mean():.3f}"
+
+    columns: ClassVar[list[str]] = ["length", "Spearman", "Kendall"]
+
+    @property
+    def rows(self) -> list[list[str]]:
+        return [[unit, f"{row['spearman']['statistic']:.3f}", f"{row['kendall']['statistic']:.3f}"]
+                for unit, row in self.correlations.items()]
+
+    def to_json(self) -> dict:
+        payload = {"correlations": self.correlations, "mean_similarity": float(self.similarity.mean()),
+                   "similarity": {cid: float(s) for cid, s in zip(self.caption_ids, self.similarity)}}
+        if self.figure8 is not None:
+            payload.update(self.figure8.to_json())
+        return {**payload, "signature": str(self.signature)}
+
+    def figures(self):
+        return self.figure8.figures() if self.figure8 is not None else iter(())
+
+
+def train_overlap_analysis(test_captions, train_captions, settings: FireConfig = FireConfig(), scores: dict | None = None,
+                           judgments=None, dataset: str = "FIRE", sources: Sources | None = None) -> TrainOverlapResult:
+    """Appendix D; with the two models of ``scores`` (``{model: score matrix}``) and their ``judgments``, Figure 8
+    too (``dataset`` names it)."""
+    opts = settings.train_overlap
+    similarity = train_test_similarity(test_captions.texts, train_captions.texts, opts.ngram, opts.top, opts.fit_on)
+    fields = {"ngram": opts.ngram, "top": opts.top, "fit_on": opts.fit_on}
+    figure8 = None
+    if scores:
+        name_a, name_b = scores
+        edges = np.round(np.arange(0.0, 1.0 + opts.bin_width / 2, opts.bin_width), 10)
+        figure8 = two_model_outcomes(
+            scores, judgments, opts.metric, similarity, edges, settings, title=f"{opts.metric} by train-test similarity (Figure 8)",
+            bin_name="similarity bin", figure_stem="fig8_outcomes_by_train_similarity",
+            figure_title=f"{dataset}: {opts.metric} of {name_a} and {name_b} by train-test similarity",
+            xlabel=f"Mean similarity of the {opts.top} closest train captions (character {opts.ngram}-gram TF-IDF)")
+        fields.update({"metric": opts.metric, "bin_width": opts.bin_width, "engine": figure8.engine.nested()})
+    signature = analysis_signature("fire-overlap-train", sources, ["queries", "train", "fire"], fields,
+                                   libraries=("numpy", "scipy", "scikit-learn"))
+    return TrainOverlapResult(test_captions.caption_ids, similarity, length_correlations(similarity, test_captions.texts),
+                              figure8, signature)

@@ -1,0 +1,57 @@
+"""One shape for every result: an analysis returns an object with its signature, its JSON and its table.
+
+A result is a frozen dataclass that has
+
+- ``signature``: the :class:`~tvrbench.signature.Signature` of the settings, versions and input files
+  behind it, kept as an object until it is written (results that gather several engine runs have
+  ``signatures`` instead);
+- ``to_json()``: exactly what ``--json`` writes;
+- ``title``, ``columns`` and ``rows`` (every cell a string): its table in the paper's layout, which the
+  command line prints (:func:`tvrbench.cli.outputs.print_result`) and a report can show;
+- optionally ``figures()``: the paper's figures as ``(file stem, matplotlib figure)`` pairs.
+
+So a number computed in a notebook and the one the command line wrote carry the same signature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Protocol
+
+from tvrbench.signature import Signature, file_digest
+
+Sources = Mapping[str, str | Path | None]  # input name (queries, videos, scores, fire, ...) -> the file it was read from
+
+
+class Result(Protocol):
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+
+    def to_json(self) -> dict: ...
+
+
+def analysis_signature(analysis: str, sources: Sources | None, inputs: Iterable[str], fields: Mapping[str, object],
+                       libraries: Iterable[str] = ("numpy",)) -> Signature:
+    """``analysis:NAME``, then the digest of each of ``inputs`` found in ``sources`` (in the order of
+    ``inputs``; score matrices by fast xxh3), then the settings ``fields``."""
+    signature = Signature({"analysis": analysis}, libraries=libraries)
+    for name in inputs:
+        path = (sources or {}).get(name)
+        if path is not None:
+            path = Path(path)
+            signature.add(name, file_digest(path, algorithm="xxh3" if path.suffix == ".npy" else "sha256"))
+    for key, value in fields.items():
+        signature.add(key, value)
+    return signature
+
+
+def engine_field(signature: str | Signature) -> str:
+    """An engine result's signature as one field of an analysis's (nested: ``|`` → ``;``)."""
+    return Signature.parse(str(signature)).nested()
+
+
+def count_or_share(value) -> str:
+    """A table cell: ``—`` for none, floats to three decimals, integers with thousands separators."""
+    return "—" if value is None else f"{value:.3f}" if isinstance(value, float) else f"{value:,}"
