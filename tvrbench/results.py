@@ -8,6 +8,7 @@ A result is a frozen dataclass that has
 - ``to_json()``: exactly what ``--json`` writes;
 - ``title``, ``columns`` and ``rows`` (every cell a string): its table in the paper's layout, which the
   command line prints (:func:`tvrbench.cli.outputs.print_result`) and a report can show;
+- optionally ``parts``: further tables of the same result, shown under its own (Figure 8's under Table 7);
 - optionally ``figures()``: the paper's figures as ``(file stem, matplotlib figure)`` pairs.
 
 So a number computed in a notebook and the one the command line wrote carry the same signature.

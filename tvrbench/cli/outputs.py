@@ -89,26 +89,39 @@ def _paths(value) -> list[Path]:
 
 
 def print_result(result) -> None:
-    """A result's table (:mod:`tvrbench.results`) on stdout: first column left, the others right-aligned."""
+    """A result's table (:mod:`tvrbench.results`), then its parts', on stdout: first column left, the others right."""
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=result.title, title_justify="left")
-    for column in result.columns:
-        table.add_column(column, justify="left" if column == result.columns[0] else "right")
-    for row in result.rows:
-        table.add_row(*row)
-    Console(width=max(100, sum(len(column) + 14 for column in result.columns))).print(table)
+    for shown in (result, *getattr(result, "parts", ())):
+        table = Table(title=shown.title, title_justify="left")
+        for column in shown.columns:
+            table.add_column(column, justify="left" if column == shown.columns[0] else "right")
+        for row in shown.rows:
+            table.add_row(*row)
+        Console(width=max(100, sum(len(column) + 14 for column in shown.columns))).print(table)
 
 
 def written(*paths) -> None:
     typer.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
 
 
-def save_figures(result, folder: Path, formats, dpi: int) -> None:
+def write_result(result, json_out: Path | None, plots: Path | None = None, plot_settings=None) -> None:
+    """Print a result's table, write its JSON (``--json``) and its figures (``--plots``)."""
+    print_result(result)
+    if json_out:
+        from tvrbench.io.atomic import write_json
+
+        write_json(json_out, result.to_json())
+        written(json_out)
+    if plots:
+        save_figures(result, plots, plot_settings)
+
+
+def save_figures(result, folder: Path, plot_settings) -> None:
     """Each of a result's figures as ``folder/STEM.png`` and ``.svg`` (stems built from data are checked)."""
     from tvrbench.evaluation.fire.plots import save_figure
     from tvrbench.io.outputs import name_in
 
     for stem, figure in result.figures():
-        written(*save_figure(figure, name_in(folder, stem, "plot file name"), formats, dpi))
+        written(*save_figure(figure, name_in(folder, stem, "plot file name"), plot_settings.formats, plot_settings.dpi))

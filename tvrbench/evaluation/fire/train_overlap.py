@@ -83,6 +83,11 @@ class TrainOverlapResult:
         return [[unit, f"{row['spearman']['statistic']:.3f}", f"{row['kendall']['statistic']:.3f}"]
                 for unit, row in self.correlations.items()]
 
+    @property
+    def parts(self) -> list[TwoModelOutcomes]:
+        """Figure 8's table, shown under Table 7."""
+        return [self.figure8] if self.figure8 is not None else []
+
     def to_json(self) -> dict:
         payload = {"correlations": self.correlations, "mean_similarity": float(self.similarity.mean()),
                    "similarity": {cid: float(s) for cid, s in zip(self.caption_ids, self.similarity)}}
