@@ -1,4 +1,5 @@
-"""From Python, every FIRE analysis returns a result whose signature and JSON equal what the command line writes."""
+"""From Python, every FIRE analysis returns a result whose signature and JSON equal what the command line writes,
+and whose tables are rebuilt from that JSON."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ def assert_same(result, written: dict, signature: str | None) -> None:
     assert json.loads(json.dumps(result.to_json())) == written
     if signature is not None:
         assert isinstance(result.signature, Signature) and str(result.signature) == signature
+    assert result.tables_of(written) == result.tables  # a report rebuilds the same tables from the file
     assert result.rows and all(len(row) == len(result.columns) for row in result.rows)
     assert all(isinstance(cell, str) for row in result.rows for cell in row)
 
@@ -102,7 +104,7 @@ def test_length_ranks_and_train_overlap(sample, judgments, tmp_path):
     result = train_overlap_analysis(sample.captions, sample.captions, scores=models(sample, *pair), judgments=judgments,
                                     dataset="SAMPLE", sources={**SOURCES, "train": QUERIES})
     assert_same(result, written, written["signature"])
-    assert result.figure8.rows and len(result.figure8.columns) == 7
+    assert result.parts[0].rows and len(result.parts[0].columns) == 7  # Figure 8 under Table 7
 
 
 def test_queue(sample, judgments, tmp_path):

@@ -16,12 +16,11 @@ Definitions (checked against the paper's MSR-VTT figures, see the notes in ``fir
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import ClassVar
 
 import numpy as np
 
 from tvrbench.evaluation.fire.pairs import DISAGREEMENT, IRRELEVANT, RELEVANT, pair_votes
-from tvrbench.results import Sources, analysis_signature, count_or_share
+from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature, count_or_share
 from tvrbench.signature import Signature
 
 
@@ -118,21 +117,22 @@ def agreement(fire, rule: str = "file") -> dict[str, AgreementStats]:
     }
 
 
+def agreement_tables(payload: dict) -> list[Table]:
+    """Table 2 from :class:`AgreementResult`'s JSON."""
+    rows = [[name, *(count_or_share(s[key]) for key in ("pairs", "labels")), f"{s['resolved']:.1%}",
+             *(count_or_share(s[key]) for key in ("relevant", "irrelevant", "disagreements", "agreement", "alpha"))]
+            for name, s in payload.items()]
+    columns = ["dataset", "pairs", "labels", "resolved", "relevant", "irrelevant", "disagreements", "agreement", "α"]
+    return [Table("FIRE agreement (Table 2)", columns, rows)]
+
+
 @dataclass(frozen=True)
-class AgreementResult:
+class AgreementResult(TablesOfJson):
     """Table 2, a row per dataset."""
 
     stats: dict[str, AgreementStats]
     signature: Signature
-    title: ClassVar[str] = "FIRE agreement (Table 2)"
-    columns: ClassVar[list[str]] = ["dataset", "pairs", "labels", "resolved", "relevant", "irrelevant", "disagreements",
-                                    "agreement", "α"]
-
-    @property
-    def rows(self) -> list[list[str]]:
-        return [[name, *map(count_or_share, (s.pairs, s.labels)), f"{s.resolved:.1%}",
-                 *map(count_or_share, (s.relevant, s.irrelevant, s.disagreements, s.agreement, s.alpha))]
-                for name, s in self.stats.items()]
+    tables_of = staticmethod(agreement_tables)
 
     def to_json(self) -> dict:
         return {name: {**s.to_json(), "signature": str(self.signature)} for name, s in self.stats.items()}

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tvrbench.evaluation.fire.config import FireConfig
-from tvrbench.results import Sources, analysis_signature, engine_field
+from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature, engine_field
 from tvrbench.signature import Signature
 
 HISTOGRAM_BINS = 50
@@ -178,28 +178,27 @@ def paired_bootstrap_test(
                       len(differences))
 
 
+def bootstrap_tables(payload: dict, model: str | None = None) -> list[Table]:
+    """The §4.3 table from :class:`BootstrapResult`'s JSON: per metric the full mean and the quantile per size."""
+    sizes = list(next(iter(payload.values())))
+    confidence = payload[next(iter(payload))][sizes[0]]["confidence"]
+    quantile = f"p{round(confidence * 100):d}"
+    rows = [[metric, f"{by_size[sizes[0]]['full_mean']:.4f}", *(f"{by_size[s][quantile]:.4f}" for s in sizes)]
+            for metric, by_size in payload.items()]
+    title = f"bootstrap |resample mean − full mean|, {confidence:.0%} quantile (§4.3)"
+    return [Table(f"{model}: {title}" if model else title, ["metric", "full", *sizes], rows)]
+
+
 @dataclass(frozen=True)
-class BootstrapResult:
+class BootstrapResult(TablesOfJson):
     """§4.3 for one model: per metric and sample size, how far a resample's mean strays from the full mean."""
 
     model: str
     by_metric: dict[str, dict[int, SizeResult]]
-    sizes: list[int]
-    confidence: float
     signature: Signature
 
-    @property
-    def title(self) -> str:
-        return f"{self.model}: bootstrap |resample mean − full mean|, {self.confidence:.0%} quantile (§4.3)"
-
-    @property
-    def columns(self) -> list[str]:
-        return ["metric", "full", *map(str, self.sizes)]
-
-    @property
-    def rows(self) -> list[list[str]]:
-        return [[metric, f"{by_size[self.sizes[0]].full_mean:.4f}", *(f"{by_size[s].quantile:.4f}" for s in self.sizes)]
-                for metric, by_size in self.by_metric.items()]
+    def tables_of(self, payload: dict) -> list[Table]:
+        return bootstrap_tables(payload, self.model)
 
     def to_json(self) -> dict:
         return bootstrap_json(self.by_metric, str(self.signature))
@@ -222,31 +221,28 @@ def bootstrap_analysis(scores: np.ndarray, judgments, settings: FireConfig = Fir
     signature = analysis_signature("fire-bootstrap", sources, ["queries", "videos", "scores", "fire"],
                                    {"sizes": boot.sizes, "resamples": boot.resamples, "seed": boot.seed,
                                     "confidence": boot.confidence, "engine": engine_field(result.signature)})
-    return BootstrapResult(model, by_metric, list(boot.sizes), boot.confidence, signature)
+    return BootstrapResult(model, by_metric, signature)
+
+
+def paired_tables(payload: dict) -> list[Table]:
+    """The paired test's table from :class:`PairedResult`'s JSON."""
+    tests = payload["tests"]
+    confidence = next(iter(tests.values()))["confidence"]
+    rows = [[m, f"{t['difference']:+.4f}", f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['p_value']:.4g}"]
+            for m, t in tests.items()]
+    return [Table(f"Paired bootstrap: {payload['model_a']} − {payload['model_b']}",
+                  ["metric", "difference", f"{confidence:.0%} CI", "p-value"], rows)]
 
 
 @dataclass(frozen=True)
-class PairedResult:
+class PairedResult(TablesOfJson):
     """The paired bootstrap test of two models (first − second), per metric."""
 
     model_a: str
     model_b: str
     tests: dict[str, PairedTest]
-    confidence: float
     signature: Signature
-
-    @property
-    def title(self) -> str:
-        return f"Paired bootstrap: {self.model_a} − {self.model_b}"
-
-    @property
-    def columns(self) -> list[str]:
-        return ["metric", "difference", f"{self.confidence:.0%} CI", "p-value"]
-
-    @property
-    def rows(self) -> list[list[str]]:
-        return [[m, f"{t.difference:+.4f}", f"[{t.ci_low:+.4f}, {t.ci_high:+.4f}]", f"{t.p_value:.4g}"]
-                for m, t in self.tests.items()]
+    tables_of = staticmethod(paired_tables)
 
     def to_json(self) -> dict:
         return {"model_a": self.model_a, "model_b": self.model_b, "tests": {m: t.to_json() for m, t in self.tests.items()},
@@ -264,4 +260,4 @@ def paired_analysis(scores: dict[str, np.ndarray], judgments, settings: FireConf
     signature = analysis_signature("fire-paired", sources, ["queries", "videos", "fire"],
                                    {"resamples": boot.resamples, "seed": boot.seed, "confidence": boot.confidence,
                                     "engine": engine_field(result_a.signature)})
-    return PairedResult(name_a, name_b, tests, boot.confidence, signature)
+    return PairedResult(name_a, name_b, tests, signature)

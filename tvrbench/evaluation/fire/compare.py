@@ -11,10 +11,10 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
-from typing import ClassVar
 
 from tvrbench.evaluation import evaluate
 from tvrbench.evaluation.fire.config import FireConfig
+from tvrbench.results import Table, TablesOfJson
 from tvrbench.signature import Signature
 
 RANK_METRICS = ("MdR", "MnR")
@@ -66,13 +66,19 @@ def comparison_csv(rows: list[dict]) -> str:
     return buffer.getvalue()
 
 
+def comparison_tables(payload: dict) -> list[Table]:
+    """Table 1 from :class:`ComparisonResult`'s JSON."""
+    header, *rows = payload["table"]
+    return [Table("With FIRE (original + gain), percent for bounded metrics (Table 1)", header, rows)]
+
+
 @dataclass(frozen=True)
-class ComparisonResult:
+class ComparisonResult(TablesOfJson):
     """Table 1: the engine's result per model; each model's own signature (no single one: one run per model)."""
 
     results: dict
     metrics: list[str]
-    title: ClassVar[str] = "With FIRE (original + gain), percent for bounded metrics (Table 1)"
+    tables_of = staticmethod(comparison_tables)
 
     @property
     def signatures(self) -> dict[str, Signature]:
@@ -81,14 +87,6 @@ class ComparisonResult:
     @property
     def long_rows(self) -> list[dict]:
         return comparison_rows(self.results, self.metrics)
-
-    @property
-    def columns(self) -> list[str]:
-        return comparison_table(self.long_rows)[0]
-
-    @property
-    def rows(self) -> list[list[str]]:
-        return comparison_table(self.long_rows)[1:]
 
     def to_json(self) -> dict:
         rows = self.long_rows

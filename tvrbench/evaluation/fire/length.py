@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tvrbench.evaluation.fire.config import FireConfig
-from tvrbench.results import Sources, analysis_signature
+from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature
 from tvrbench.signature import Signature
 
 OUTCOMES = ("both", "only_a", "only_b", "neither")
@@ -93,21 +93,9 @@ class TwoModelOutcomes:
     metric: str
     tables: dict[str, OutcomeTable]  # "fire", "original"
     engine: Signature  # model A's engine result
-    title: str
-    bin_name: str  # the table's bin column
     figure_stem: str
     figure_title: str
     xlabel: str
-
-    @property
-    def columns(self) -> list[str]:
-        return ["labels", self.bin_name, "queries", "both", f"only {self.model_a}", f"only {self.model_b}", "neither"]
-
-    @property
-    def rows(self) -> list[list[str]]:
-        return [[source, f"[{row['low']:g}, {row['high']:g})", str(row["queries"]),
-                 *(f"{row[f'{o}_share']:.2f}" for o in OUTCOMES)]
-                for source, table in self.tables.items() for row in table.to_json() if row["queries"]]
 
     def to_json(self) -> dict:
         return {"model_a": self.model_a, "model_b": self.model_b, "metric": self.metric,
@@ -122,11 +110,18 @@ class TwoModelOutcomes:
                    outcomes_figure(table, self.model_a, self.model_b, self.xlabel, f"{self.figure_title} ({described})"))
 
 
+def outcomes_table(payload: dict, title: str, bin_name: str) -> Table:
+    """Figure 3's / 8's data as a table, from the JSON of :class:`TwoModelOutcomes` (non-empty bins only)."""
+    columns = ["labels", bin_name, "queries", "both", f"only {payload['model_a']}", f"only {payload['model_b']}", "neither"]
+    rows = [[source, f"[{row['low']:g}, {row['high']:g})", str(row["queries"]), *(f"{row[f'{o}_share']:.2f}" for o in OUTCOMES)]
+            for source, table in payload["outcomes"].items() for row in table if row["queries"]]
+    return Table(title, columns, rows)
+
+
 def two_model_outcomes(scores: dict[str, np.ndarray], judgments, metric: str, values: np.ndarray, edges: np.ndarray,
-                       settings: FireConfig, **described: str) -> TwoModelOutcomes:
+                       settings: FireConfig, **figure: str) -> TwoModelOutcomes:
     """Both / only A / only B / neither per bin of ``values`` for the two models of ``scores`` (a query counts as
-    right when ``metric`` > 0); ``described``: the table's and figure's ``title``, ``bin_name``, ``figure_stem``,
-    ``figure_title`` and ``xlabel``."""
+    right when ``metric`` > 0); ``figure``: its ``figure_stem``, ``figure_title`` and ``xlabel``."""
     (name_a, a), (name_b, b) = scores.items()
     result_a, result_b = (settings.evaluate(matrix, judgments, [metric]) for matrix in (a, b))
     tables = {
@@ -134,11 +129,16 @@ def two_model_outcomes(scores: dict[str, np.ndarray], judgments, metric: str, va
         "original": outcomes_by_bin(values, result_a.original.per_query[metric] > 0,
                                     result_b.original.per_query[metric] > 0, edges),
     }
-    return TwoModelOutcomes(name_a, name_b, metric, tables, Signature.parse(str(result_a.signature)), **described)
+    return TwoModelOutcomes(name_a, name_b, metric, tables, Signature.parse(str(result_a.signature)), **figure)
+
+
+def length_tables(payload: dict) -> list[Table]:
+    """Figure 3's table from :class:`LengthResult`'s JSON."""
+    return [outcomes_table(payload, f"{payload['metric']} by caption length (Figure 3)", f"{payload['unit']} bin")]
 
 
 @dataclass(frozen=True)
-class LengthResult:
+class LengthResult(TablesOfJson):
     """Figure 2 (positives per query against length in words) and Figure 3 (who is right, per length bin)."""
 
     dataset: str
@@ -147,18 +147,7 @@ class LengthResult:
     unit: str
     outcomes: TwoModelOutcomes
     signature: Signature
-
-    @property
-    def title(self) -> str:
-        return self.outcomes.title
-
-    @property
-    def columns(self) -> list[str]:
-        return self.outcomes.columns
-
-    @property
-    def rows(self) -> list[list[str]]:
-        return self.outcomes.rows
+    tables_of = staticmethod(length_tables)
 
     def to_json(self) -> dict:
         outcomes = self.outcomes.to_json()
@@ -180,8 +169,7 @@ def length_analysis(scores: dict[str, np.ndarray], judgments, captions, settings
     name_a, name_b = scores
     lengths = caption_lengths(captions.texts, opts.unit)
     outcomes = two_model_outcomes(
-        scores, judgments, opts.metric, lengths, bin_edges(lengths, opts.bin_width), settings,
-        title=f"{opts.metric} by caption length (Figure 3)", bin_name=f"{opts.unit} bin", figure_stem="fig3_outcomes_by_length",
+        scores, judgments, opts.metric, lengths, bin_edges(lengths, opts.bin_width), settings, figure_stem="fig3_outcomes_by_length",
         figure_title=f"{dataset}: {opts.metric} of {name_a} and {name_b} by caption length", xlabel=f"Caption length ({opts.unit})")
     signature = analysis_signature("fire-length", sources, ["queries", "videos", "fire"],
                                    {"metric": opts.metric, "unit": opts.unit, "bin_width": opts.bin_width,

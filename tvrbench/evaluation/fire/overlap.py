@@ -21,7 +21,7 @@ from itertools import combinations
 import numpy as np
 
 from tvrbench.evaluation.fire.config import FireConfig
-from tvrbench.results import Sources, analysis_signature
+from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature
 from tvrbench.signature import Signature
 
 RBO_VARIANTS = ("ext", "min", "trunc")
@@ -98,8 +98,15 @@ def prediction_overlap(
     return rows
 
 
+def overlap_tables(payload: dict) -> list[Table]:
+    """Table 3 from :class:`OverlapResult`'s JSON."""
+    rows = [[f"{r['model_a']} & {r['model_b']}", f"{r['overlap']:.4f}", f"{r['rbo']:.4f}"] for r in payload["pairs"]]
+    return [Table(f"Top-{payload['k']} prediction overlap (Table 3)",
+                  ["models", "overlap", f"RBO_{payload['rbo_variant']} (p={payload['p']})"], rows)]
+
+
 @dataclass(frozen=True)
-class OverlapResult:
+class OverlapResult(TablesOfJson):
     """Table 3: a row per pair of models."""
 
     pairs: list[PairOverlap]
@@ -107,18 +114,7 @@ class OverlapResult:
     p: float
     variant: str
     signature: Signature
-
-    @property
-    def title(self) -> str:
-        return f"Top-{self.k} prediction overlap (Table 3)"
-
-    @property
-    def columns(self) -> list[str]:
-        return ["models", "overlap", f"RBO_{self.variant} (p={self.p})"]
-
-    @property
-    def rows(self) -> list[list[str]]:
-        return [[f"{r.model_a} & {r.model_b}", f"{r.overlap:.4f}", f"{r.rbo:.4f}"] for r in self.pairs]
+    tables_of = staticmethod(overlap_tables)
 
     def to_json(self) -> dict:
         return {"pairs": [r.to_json() for r in self.pairs], "k": self.k, "rbo_variant": self.variant, "p": self.p,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
@@ -20,7 +19,7 @@ from tvrbench.evaluation import evaluate, rank_top_k
 from tvrbench.evaluation.fire.bootstrap import bootstrap_differences, queries_for_difference
 from tvrbench.evaluation.fire.config import FireConfig
 from tvrbench.io.atomic import atomic_write
-from tvrbench.results import Sources, analysis_signature, count_or_share
+from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature, count_or_share
 from tvrbench.signature import Signature
 
 QUEUE_FIELDS = ("caption_id", "query", "video_id", "rank", "score", "model")
@@ -88,24 +87,21 @@ def write_queue(path, records: list[dict]) -> None:
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
+def queue_tables(payload: dict) -> list[Table]:
+    """The queue's summary (its numbers) from :class:`QueueResult`'s JSON."""
+    rows = [[key, count_or_share(value)] for key, value in payload.items() if not isinstance(value, str)]
+    return [Table(f"Annotation queue for {payload['model']}", ["", "value"], rows)]
+
+
 @dataclass(frozen=True)
-class QueueResult:
+class QueueResult(TablesOfJson):
     """What a new model needs annotated: the queue's records and its summary (queries needed, Judged@k before and after)."""
 
     model: str
     records: list[dict]
     summary: dict
     signature: Signature
-
-    @property
-    def title(self) -> str:
-        return f"Annotation queue for {self.model}"
-
-    columns: ClassVar[list[str]] = ["", "value"]
-
-    @property
-    def rows(self) -> list[list[str]]:
-        return [[key, count_or_share(value)] for key, value in self.summary.items() if not isinstance(value, str)]
+    tables_of = staticmethod(queue_tables)
 
     def to_json(self) -> dict:
         return {**self.summary, "signature": str(self.signature)}

@@ -12,7 +12,7 @@ import numpy as np
 from scipy import sparse
 
 from tvrbench.evaluation import rank_top_k
-from tvrbench.results import Sources, analysis_signature
+from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature
 from tvrbench.signature import Signature
 
 
@@ -36,8 +36,16 @@ def positive_ranks(scores: np.ndarray, judgments, max_rank: int = 50, ties: str 
     return ranks
 
 
+def ranks_tables(payload: dict) -> list[Table]:
+    """Appendix G's counts from :class:`RanksResult`'s JSON: positives, in the top 10, beyond ``max_rank``."""
+    max_rank = payload["max_rank"]
+    rows = [[source, str(sum(counts)), str(sum(counts[:10])), str(counts[-1])] for source, counts in payload["counts_by_rank"].items()]
+    return [Table(f"{payload['model']}: positives by rank (Appendix G)", ["source", "positives", "in top 10", f"beyond {max_rank}"],
+                  rows)]
+
+
 @dataclass(frozen=True)
-class RanksResult:
+class RanksResult(TablesOfJson):
     """Appendix G for one model: the ranks of the original positives and of those FIRE added."""
 
     model: str
@@ -45,26 +53,13 @@ class RanksResult:
     max_rank: int
     ranks: dict[str, np.ndarray]  # "original", "fire": 1-based ranks, max_rank + 1 beyond max_rank
     signature: Signature
+    tables_of = staticmethod(ranks_tables)
 
     @property
     def counts_by_rank(self) -> dict[str, list[int]]:
         """Positives at ranks 1 … max_rank, then beyond, per label source."""
         return {source: np.bincount(np.minimum(found, self.max_rank + 1), minlength=self.max_rank + 2)[1:].tolist()
                 for source, found in self.ranks.items()}
-
-    @property
-    def title(self) -> str:
-        return f"{self.model}: positives by rank (Appendix G)"
-
-    @property
-    def columns(self) -> list[str]:
-        return ["source", "positives", "in top 10", f"beyond {self.max_rank}"]
-
-    @property
-    def rows(self) -> list[list[str]]:
-        counts = self.counts_by_rank
-        return [[source, str(len(found)), str(int(np.sum(found <= 10))), str(counts[source][-1])]
-                for source, found in self.ranks.items()]
 
     def to_json(self) -> dict:
         return {"model": self.model, "max_rank": self.max_rank, "counts_by_rank": self.counts_by_rank,

@@ -11,13 +11,12 @@ bounded with 180K MSR-VTT train captions. Table 7 correlates that score with cap
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
 from tvrbench.evaluation.fire.config import FireConfig
-from tvrbench.evaluation.fire.length import TwoModelOutcomes, caption_lengths, two_model_outcomes
-from tvrbench.results import Sources, analysis_signature
+from tvrbench.evaluation.fire.length import TwoModelOutcomes, caption_lengths, outcomes_table, two_model_outcomes
+from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature
 from tvrbench.signature import Signature
 
 
@@ -62,8 +61,19 @@ def length_correlations(similarity: np.ndarray, test_texts) -> dict[str, dict[st
     return table
 
 
+def train_overlap_tables(payload: dict) -> list[Table]:
+    """Table 7 from :class:`TrainOverlapResult`'s JSON, then Figure 8's table when it has two models' outcomes."""
+    rows = [[unit, f"{row['spearman']['statistic']:.3f}", f"{row['kendall']['statistic']:.3f}"]
+            for unit, row in payload["correlations"].items()]
+    tables = [Table(f"Train-test similarity vs caption length (Table 7); mean similarity {payload['mean_similarity']:.3f}",
+                    ["length", "Spearman", "Kendall"], rows)]
+    if "outcomes" in payload:
+        tables.append(outcomes_table(payload, f"{payload['metric']} by train-test similarity (Figure 8)", "similarity bin"))
+    return tables
+
+
 @dataclass(frozen=True)
-class TrainOverlapResult:
+class TrainOverlapResult(TablesOfJson):
     """Appendix D: each test caption's similarity to the train captions, Table 7 and, given two models, Figure 8."""
 
     caption_ids: list[str]
@@ -71,22 +81,7 @@ class TrainOverlapResult:
     correlations: dict
     figure8: TwoModelOutcomes | None
     signature: Signature
-
-    @property
-    def title(self) -> str:
-        return f"Train-test similarity vs caption length (Table 7); mean similarity {self.similarity.mean():.3f}"
-
-    columns: ClassVar[list[str]] = ["length", "Spearman", "Kendall"]
-
-    @property
-    def rows(self) -> list[list[str]]:
-        return [[unit, f"{row['spearman']['statistic']:.3f}", f"{row['kendall']['statistic']:.3f}"]
-                for unit, row in self.correlations.items()]
-
-    @property
-    def parts(self) -> list[TwoModelOutcomes]:
-        """Figure 8's table, shown under Table 7."""
-        return [self.figure8] if self.figure8 is not None else []
+    tables_of = staticmethod(train_overlap_tables)
 
     def to_json(self) -> dict:
         payload = {"correlations": self.correlations, "mean_similarity": float(self.similarity.mean()),
@@ -111,8 +106,7 @@ def train_overlap_analysis(test_captions, train_captions, settings: FireConfig =
         name_a, name_b = scores
         edges = np.round(np.arange(0.0, 1.0 + opts.bin_width / 2, opts.bin_width), 10)
         figure8 = two_model_outcomes(
-            scores, judgments, opts.metric, similarity, edges, settings, title=f"{opts.metric} by train-test similarity (Figure 8)",
-            bin_name="similarity bin", figure_stem="fig8_outcomes_by_train_similarity",
+            scores, judgments, opts.metric, similarity, edges, settings, figure_stem="fig8_outcomes_by_train_similarity",
             figure_title=f"{dataset}: {opts.metric} of {name_a} and {name_b} by train-test similarity",
             xlabel=f"Mean similarity of the {opts.top} closest train captions (character {opts.ngram}-gram TF-IDF)")
         fields.update({"metric": opts.metric, "bin_width": opts.bin_width, "engine": figure8.engine.nested()})
