@@ -20,6 +20,7 @@ import typer
 
 from tvrbench.cli.clickapi import get_current_context
 from tvrbench.io.outputs import Output, check_outputs
+from tvrbench.results import Result
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def _paths(value) -> list[Path]:
     return []
 
 
-def print_result(result) -> None:
+def print_result(result: Result) -> None:
     """A result's table (:mod:`tvrbench.results`), then its parts', on stdout: first column left, the others right."""
     from rich.console import Console
     from rich.table import Table
@@ -106,7 +107,7 @@ def written(*paths) -> None:
     typer.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
 
 
-def write_result(result, json_out: Path | None, plots: Path | None = None, plot_settings=None) -> None:
+def write_result(result: Result, json_out: Path | None, plots: Path | None = None, plot_settings=None) -> None:
     """Print a result's table, write its JSON (``--json``) and its figures (``--plots``)."""
     print_result(result)
     if json_out:

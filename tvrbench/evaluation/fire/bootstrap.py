@@ -180,8 +180,9 @@ def paired_bootstrap_test(
 
 def bootstrap_tables(payload: dict, model: str | None = None) -> list[Table]:
     """The §4.3 table from :class:`BootstrapResult`'s JSON: per metric the full mean and the quantile per size."""
-    sizes = list(next(iter(payload.values())))
-    confidence = payload[next(iter(payload))][sizes[0]]["confidence"]
+    first = next(iter(payload.values()))
+    sizes = list(first)
+    confidence = first[sizes[0]]["confidence"]
     quantile = f"p{round(confidence * 100):d}"
     rows = [[metric, f"{by_size[sizes[0]]['full_mean']:.4f}", *(f"{by_size[s][quantile]:.4f}" for s in sizes)]
             for metric, by_size in payload.items()]

@@ -98,4 +98,5 @@ class ComparisonResult(TablesOfJson):
 
 def compare_analysis(scores: dict, judgments, settings: FireConfig = FireConfig()) -> ComparisonResult:
     """Table 1 for ``{model: score matrix}``."""
-    return ComparisonResult(compare_models(scores, judgments, settings.metrics, settings.ties, settings.ap), list(settings.metrics))
+    results = compare_models(scores, judgments, settings.metrics, settings.ties, settings.ap)
+    return ComparisonResult(results, list(settings.metrics))

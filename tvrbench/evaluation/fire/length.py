@@ -113,15 +113,16 @@ class TwoModelOutcomes:
 def outcomes_table(payload: dict, title: str, bin_name: str) -> Table:
     """Figure 3's / 8's data as a table, from the JSON of :class:`TwoModelOutcomes` (non-empty bins only)."""
     columns = ["labels", bin_name, "queries", "both", f"only {payload['model_a']}", f"only {payload['model_b']}", "neither"]
-    rows = [[source, f"[{row['low']:g}, {row['high']:g})", str(row["queries"]), *(f"{row[f'{o}_share']:.2f}" for o in OUTCOMES)]
+    rows = [[source, f"[{row['low']:g}, {row['high']:g})", str(row["queries"]),
+             *(f"{row[f'{outcome}_share']:.2f}" for outcome in OUTCOMES)]
             for source, table in payload["outcomes"].items() for row in table if row["queries"]]
     return Table(title, columns, rows)
 
 
 def two_model_outcomes(scores: dict[str, np.ndarray], judgments, metric: str, values: np.ndarray, edges: np.ndarray,
-                       settings: FireConfig, **figure: str) -> TwoModelOutcomes:
+                       settings: FireConfig, figure_stem: str, figure_title: str, xlabel: str) -> TwoModelOutcomes:
     """Both / only A / only B / neither per bin of ``values`` for the two models of ``scores`` (a query counts as
-    right when ``metric`` > 0); ``figure``: its ``figure_stem``, ``figure_title`` and ``xlabel``."""
+    right when ``metric`` > 0), and how its figures are named, titled and their x axis labelled."""
     (name_a, a), (name_b, b) = scores.items()
     result_a, result_b = (settings.evaluate(matrix, judgments, [metric]) for matrix in (a, b))
     tables = {
@@ -129,7 +130,8 @@ def two_model_outcomes(scores: dict[str, np.ndarray], judgments, metric: str, va
         "original": outcomes_by_bin(values, result_a.original.per_query[metric] > 0,
                                     result_b.original.per_query[metric] > 0, edges),
     }
-    return TwoModelOutcomes(name_a, name_b, metric, tables, Signature.parse(str(result_a.signature)), **figure)
+    return TwoModelOutcomes(name_a, name_b, metric, tables, Signature.parse(str(result_a.signature)), figure_stem,
+                            figure_title, xlabel)
 
 
 def length_tables(payload: dict) -> list[Table]:
@@ -168,11 +170,12 @@ def length_analysis(scores: dict[str, np.ndarray], judgments, captions, settings
     opts = settings.length
     name_a, name_b = scores
     lengths = caption_lengths(captions.texts, opts.unit)
-    outcomes = two_model_outcomes(
-        scores, judgments, opts.metric, lengths, bin_edges(lengths, opts.bin_width), settings, figure_stem="fig3_outcomes_by_length",
-        figure_title=f"{dataset}: {opts.metric} of {name_a} and {name_b} by caption length", xlabel=f"Caption length ({opts.unit})")
+    outcomes = two_model_outcomes(scores, judgments, opts.metric, lengths, bin_edges(lengths, opts.bin_width), settings,
+                                  "fig3_outcomes_by_length",
+                                  f"{dataset}: {opts.metric} of {name_a} and {name_b} by caption length",
+                                  f"Caption length ({opts.unit})")
     signature = analysis_signature("fire-length", sources, ["queries", "videos", "fire"],
                                    {"metric": opts.metric, "unit": opts.unit, "bin_width": opts.bin_width,
                                     "engine": outcomes.engine.nested()})
-    return LengthResult(dataset, caption_lengths(captions.texts, "words"), np.asarray(judgments.positive.sum(axis=1)).ravel(),
-                        opts.unit, outcomes, signature)
+    positives = np.asarray(judgments.positive.sum(axis=1)).ravel()
+    return LengthResult(dataset, caption_lengths(captions.texts, "words"), positives, opts.unit, outcomes, signature)

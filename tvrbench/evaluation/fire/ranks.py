@@ -39,9 +39,10 @@ def positive_ranks(scores: np.ndarray, judgments, max_rank: int = 50, ties: str 
 def ranks_tables(payload: dict) -> list[Table]:
     """Appendix G's counts from :class:`RanksResult`'s JSON: positives, in the top 10, beyond ``max_rank``."""
     max_rank = payload["max_rank"]
-    rows = [[source, str(sum(counts)), str(sum(counts[:10])), str(counts[-1])] for source, counts in payload["counts_by_rank"].items()]
-    return [Table(f"{payload['model']}: positives by rank (Appendix G)", ["source", "positives", "in top 10", f"beyond {max_rank}"],
-                  rows)]
+    rows = [[source, str(sum(counts)), str(sum(counts[:10])), str(counts[-1])]
+            for source, counts in payload["counts_by_rank"].items()]
+    columns = ["source", "positives", "in top 10", f"beyond {max_rank}"]
+    return [Table(f"{payload['model']}: positives by rank (Appendix G)", columns, rows)]
 
 
 @dataclass(frozen=True)
