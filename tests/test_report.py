@@ -266,3 +266,13 @@ def test_analyses_in_headless_chromium(analyses_page):
             browser.close()
     assert errors == []
     assert (ARTIFACTS / "report_analyses.png").stat().st_size > 10_000
+
+
+def test_other_or_edited_analysis_json_is_shown_as_plain_tables():
+    from tvrbench.evaluation.fire.tables import analysis_tables
+
+    plain = {"SAMPLE": {"pairs": 3, "alpha": 0.5}}
+    edited = {"model": "m", "signature": "tvrbench:0|analysis:fire-ranks"}  # counts_by_rank removed
+    assert analysis_tables(plain) is None and analysis_tables(edited) is None
+    page = render_report(ReportContent(analyses={"plain": plain, "edited": edited}))
+    assert "<th>pairs</th>" in page and 'class="analysis"' not in page
