@@ -212,9 +212,10 @@ class BootstrapResult(TablesOfJson):
             yield f"fig4_bootstrap_{self.model}_{metric.replace('@', 'at')}", bootstrap_figure(by_size, metric, self.model)
 
 
-def bootstrap_analysis(scores: np.ndarray, judgments, settings: FireConfig = FireConfig(), model: str = "model",
+def bootstrap_analysis(scores: np.ndarray, judgments, settings: FireConfig | None = None, model: str = "model",
                        sources: Sources | None = None) -> BootstrapResult:
     """§4.3 / Figure 4 for one model's score matrix: the engine's per-query metrics, resampled."""
+    settings = settings or FireConfig()
     boot = settings.bootstrap
     result = settings.evaluate(scores, judgments, boot.metrics)
     by_metric = bootstrap_differences({m: result.per_query[m] for m in boot.metrics}, boot.sizes, boot.resamples, boot.seed,
@@ -250,9 +251,10 @@ class PairedResult(TablesOfJson):
                 "signature": str(self.signature)}
 
 
-def paired_analysis(scores: dict[str, np.ndarray], judgments, settings: FireConfig = FireConfig(),
+def paired_analysis(scores: dict[str, np.ndarray], judgments, settings: FireConfig | None = None,
                     sources: Sources | None = None) -> PairedResult:
     """The paired test of the two models of ``{model: score matrix}`` on every bootstrap metric."""
+    settings = settings or FireConfig()
     boot = settings.bootstrap
     (name_a, a), (name_b, b) = scores.items()
     result_a, result_b = (settings.evaluate(matrix, judgments, boot.metrics) for matrix in (a, b))

@@ -96,7 +96,8 @@ class ComparisonResult(TablesOfJson):
         return comparison_csv(self.long_rows)
 
 
-def compare_analysis(scores: dict, judgments, settings: FireConfig = FireConfig()) -> ComparisonResult:
+def compare_analysis(scores: dict, judgments, settings: FireConfig | None = None) -> ComparisonResult:
     """Table 1 for ``{model: score matrix}``."""
+    settings = settings or FireConfig()
     results = compare_models(scores, judgments, settings.metrics, settings.ties, settings.ap)
     return ComparisonResult(results, list(settings.metrics))

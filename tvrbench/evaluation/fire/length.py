@@ -164,9 +164,10 @@ class LengthResult(TablesOfJson):
         yield from self.outcomes.figures()
 
 
-def length_analysis(scores: dict[str, np.ndarray], judgments, captions, settings: FireConfig = FireConfig(),
+def length_analysis(scores: dict[str, np.ndarray], judgments, captions, settings: FireConfig | None = None,
                     dataset: str = "FIRE", sources: Sources | None = None) -> LengthResult:
     """Figures 2 and 3 for the two models of ``{model: score matrix}``; ``dataset`` names the figures."""
+    settings = settings or FireConfig()
     opts = settings.length
     name_a, name_b = scores
     lengths = caption_lengths(captions.texts, opts.unit)

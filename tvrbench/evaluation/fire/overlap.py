@@ -121,9 +121,10 @@ class OverlapResult(TablesOfJson):
                 "signature": str(self.signature)}
 
 
-def overlap_analysis(scores: dict[str, np.ndarray], settings: FireConfig = FireConfig(),
+def overlap_analysis(scores: dict[str, np.ndarray], settings: FireConfig | None = None,
                      sources: Sources | None = None) -> OverlapResult:
     """Table 3 for ``{model: score matrix}`` (two or more models)."""
+    settings = settings or FireConfig()
     from tvrbench.evaluation import rank_top_k
 
     opts = settings.overlap

@@ -69,6 +69,7 @@ class PoolingResult(TablesOfJson):
         return {"rows": self.long_rows}
 
 
-def pooling_analysis(scores: dict, captions, video_ids, fire, settings: FireConfig = FireConfig()) -> PoolingResult:
+def pooling_analysis(scores: dict, captions, video_ids, fire, settings: FireConfig | None = None) -> PoolingResult:
     """Table 4 for ``{model: score matrix}``, models named as in the FIRE records' ``models`` field."""
+    settings = settings or FireConfig()
     return PoolingResult(pooling_bias(scores, captions, video_ids, fire, settings.metrics, settings.ties, settings.ap))

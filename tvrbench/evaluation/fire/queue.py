@@ -107,10 +107,11 @@ class QueueResult(TablesOfJson):
         return {**self.summary, "signature": str(self.signature)}
 
 
-def queue_analysis(scores: np.ndarray, judgments, captions, video_ids, settings: FireConfig = FireConfig(),
+def queue_analysis(scores: np.ndarray, judgments, captions, video_ids, settings: FireConfig | None = None,
                    model: str = "model", all_queries: bool = False, sources: Sources | None = None) -> QueueResult:
     """The unjudged top-k pairs of a new model, for the queries the bootstrap says detect the effect size
     (every query with ``all_queries``)."""
+    settings = settings or FireConfig()
     opts, boot = settings.queue, settings.bootstrap
     per_query = settings.evaluate(scores, judgments, [opts.metric]).per_query[opts.metric]
     by_size = bootstrap_differences({opts.metric: per_query}, boot.sizes, boot.resamples, boot.seed, boot.confidence,

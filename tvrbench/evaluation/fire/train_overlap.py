@@ -94,10 +94,11 @@ class TrainOverlapResult(TablesOfJson):
         return self.figure8.figures() if self.figure8 is not None else iter(())
 
 
-def train_overlap_analysis(test_captions, train_captions, settings: FireConfig = FireConfig(), scores: dict | None = None,
+def train_overlap_analysis(test_captions, train_captions, settings: FireConfig | None = None, scores: dict | None = None,
                            judgments=None, dataset: str = "FIRE", sources: Sources | None = None) -> TrainOverlapResult:
     """Appendix D; with the two models of ``scores`` (``{model: score matrix}``) and their ``judgments``, Figure 8
     too (``dataset`` names it)."""
+    settings = settings or FireConfig()
     opts = settings.train_overlap
     similarity = train_test_similarity(test_captions.texts, train_captions.texts, opts.ngram, opts.top, opts.fit_on)
     fields = {"ngram": opts.ngram, "top": opts.top, "fit_on": opts.fit_on}
