@@ -159,8 +159,7 @@ def length(
 
     settings = read_fire_settings(config, "length", metric=metric, unit=unit, bin_width=bin_width)
     inputs = read_inputs(queries, videos, scores, fire_path, dataset)
-    result = length_analysis(inputs.pair(), inputs.judgments, inputs.captions, settings, inputs.dataset,
-                             inputs.sources)
+    result = length_analysis(inputs.pair(), inputs.judgments, inputs.captions, settings, inputs.dataset, inputs.sources)
     write_result(result, json_out, plots, settings.plots)
 
 
@@ -173,9 +172,10 @@ def ranks(
     config: Optional[Path] = CONFIG, json_out: Optional[Path] = JSON_OUT, plots: Optional[Path] = PLOTS,
 ):
     """Appendix G: histogram of the ranks of positive videos, original vs FIRE positives."""
+    from tvrbench.evaluation.fire.config import load_config
     from tvrbench.evaluation.fire.ranks import ranks_analysis
 
-    settings = read_fire_settings(config)
+    settings = load_config(config)  # for the plots only: no metric of it is used
     inputs = read_inputs(queries, videos, [scores], fire_path, dataset)
     name, matrix = inputs.model
     write_result(ranks_analysis(matrix, inputs.judgments, max_rank, name, inputs.dataset, inputs.sources), json_out, plots,
