@@ -6,6 +6,7 @@ The browser test keeps a screenshot in ``tests/artifacts/report.png``.
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 from pathlib import Path
@@ -186,3 +187,92 @@ def test_report_in_headless_chromium(report_page):
     assert [message for message in console if message[0] in ("error", "warning")] == []
     assert requests and all(url == report_page.as_uri() or url.startswith("data:") for url in requests), requests
     assert (ARTIFACTS / "report.png").stat().st_size > 10_000
+
+
+@pytest.fixture(scope="module")
+def analyses_page(tmp_path_factory) -> Path:
+    """A report of every FIRE analysis's JSON, as ``tvrbench fire ... --json`` wrote them."""
+    from tvrbench.cli import main
+
+    out = tmp_path_factory.mktemp("analyses")
+    queries = ["--queries", str(sample_path("captions.csv")), "--videos", str(sample_path("videos.txt"))]
+    fire = ["--fire", str(sample_path("fire.json"))]
+    pair = ["--scores", f"strong={sample_path('scores_strong.npy')}", "--scores", f"objectonly={sample_path('scores_objectonly.npy')}"]
+    commands = {
+        "agreement": ["agreement", *fire],
+        "compare": ["compare", *queries, *pair, *fire],
+        "overlap": ["overlap", *queries, *pair],
+        "pooling": ["pooling", *queries, *pair, *fire],
+        "bootstrap": ["bootstrap", *queries, "--scores", str(sample_path("scores_strong.npy")), *fire, "--sizes", "20,50",
+                      "--resamples", "200"],
+        "paired": ["paired", *queries, *pair, *fire, "--resamples", "200"],
+        "length": ["length", *queries, *pair, *fire],
+        "ranks": ["ranks", *queries, "--scores", str(sample_path("scores_strong.npy")), *fire],
+        "overlap-train": ["overlap-train", *queries, "--train", str(sample_path("captions.csv")), *pair, *fire],
+        "queue": ["queue", *queries, "--scores", str(sample_path("scores_strong.npy")), *fire, "--out", str(out / "queue.csv"),
+                  "--effect-size", "0.2"],
+    }
+    for name, args in [*commands.items(), ("report", None)]:
+        if args is None:
+            args = ["report", "--out", str(out / "report.html"), *(f"--analysis={n}={out / f'{n}.json'}" for n in commands)]
+        else:
+            args = ["fire", *args, "--json", str(out / f"{name}.json")]
+        try:
+            main(args)
+        except SystemExit as stop:
+            assert stop.code in (0, None)
+    return out / "report.html"
+
+
+def test_every_fire_analysis_is_a_paper_table_in_the_report(analyses_page):
+    """Each analysis is its named tables (those the CLI prints), with no folded lists of raw values."""
+    from tvrbench.evaluation.fire.tables import analysis_tables
+
+    page = analyses_page.read_text(encoding="utf-8")
+    assert "values</summary>" not in page
+    sections = page.split('<section id="analyses">')[1].split("</section>")[0].split("<h3>")[1:]
+    assert len(sections) == 10
+    for section in sections:
+        name = section.split("</h3>")[0]
+        tables = analysis_tables(json.loads((analyses_page.parent / f"{name}.json").read_text()))
+        assert tables, name
+        for table in tables:
+            assert f"<caption>{html.escape(table.title)}</caption>" in section, name
+            assert "".join(f"<th>{html.escape(column)}</th>" for column in table.columns) in section, name
+    assert "Figure 8" in page and "Table 7" in page and "fire-bootstrap" in page
+
+
+def test_analyses_in_headless_chromium(analyses_page):
+    playwright = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install playwright)")
+    if not Path(CHROMIUM).is_file():
+        pytest.skip("Chromium is not installed (Debian package 'chromium'; bash scripts/setup.sh --test installs it)")
+    errors = []
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1600})
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.goto(analyses_page.as_uri(), wait_until="load")
+            tables = page.locator("#analyses table.analysis")
+            assert tables.count() == 11  # ten analyses, overlap-train with Table 7 and Figure 8
+            agreement = tables.first
+            assert agreement.locator("caption").inner_text() == "FIRE agreement (Table 2)"
+            assert agreement.locator("tr").first.inner_text().split("\t")[:3] == ["dataset", "pairs", "labels"]
+            cell = agreement.locator("td.num").first
+            assert cell.evaluate("element => getComputedStyle(element).textAlign") == "right"
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.locator("#analyses").screenshot(path=str(ARTIFACTS / "report_analyses.png"))
+        finally:
+            browser.close()
+    assert errors == []
+    assert (ARTIFACTS / "report_analyses.png").stat().st_size > 10_000
+
+
+def test_other_or_edited_analysis_json_is_shown_as_plain_tables():
+    from tvrbench.evaluation.fire.tables import analysis_tables
+
+    plain = {"SAMPLE": {"pairs": 3, "alpha": 0.5}}
+    edited = {"model": "m", "signature": "tvrbench:0|analysis:fire-ranks"}  # counts_by_rank removed
+    assert analysis_tables(plain) is None and analysis_tables(edited) is None
+    page = render_report(ReportContent(analyses={"plain": plain, "edited": edited}))
+    assert "<th>pairs</th>" in page and 'class="analysis"' not in page

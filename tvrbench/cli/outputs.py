@@ -16,8 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import typer
+
 from tvrbench.cli.clickapi import get_current_context
 from tvrbench.io.outputs import Output, check_outputs
+from tvrbench.results import Result
 
 
 @dataclass(frozen=True)
@@ -84,3 +87,42 @@ def _paths(value) -> list[Path]:
         candidates = {value, value.partition("=")[2], value.rpartition("=")[2]}
         return [path for text in candidates if text and os.path.isfile(text) for path in _paths(Path(text))]
     return []
+
+
+def print_result(result: Result) -> None:
+    """A result's table (:mod:`tvrbench.results`), then its parts', on stdout: first column left, the others right."""
+    from rich.console import Console
+    from rich.table import Table
+
+    for shown in (result, *getattr(result, "parts", ())):
+        table = Table(title=shown.title, title_justify="left")
+        for column in shown.columns:
+            table.add_column(column, justify="left" if column == shown.columns[0] else "right")
+        for row in shown.rows:
+            table.add_row(*row)
+        Console(width=max(100, sum(len(column) + 14 for column in shown.columns))).print(table)
+
+
+def written(*paths) -> None:
+    typer.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
+
+
+def write_result(result: Result, json_out: Path | None, plots: Path | None = None, plot_settings=None) -> None:
+    """Print a result's table, write its JSON (``--json``) and its figures (``--plots``)."""
+    print_result(result)
+    if json_out:
+        from tvrbench.io.atomic import write_json
+
+        write_json(json_out, result.to_json())
+        written(json_out)
+    if plots:
+        save_figures(result, plots, plot_settings)
+
+
+def save_figures(result, folder: Path, plot_settings) -> None:
+    """Each of a result's figures as ``folder/STEM.png`` and ``.svg`` (stems built from data are checked)."""
+    from tvrbench.evaluation.fire.plots import save_figure
+    from tvrbench.io.outputs import name_in
+
+    for stem, figure in result.figures():
+        written(*save_figure(figure, name_in(folder, stem, "plot file name"), plot_settings.formats, plot_settings.dpi))

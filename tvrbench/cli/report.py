@@ -60,7 +60,7 @@ def report(
     out: Path = typer.Option(..., "--out", help="The HTML page to write."),
     title: str = typer.Option("tvrbench report", "--title"),
     results: list[str] = typer.Option([], "--results", help="NAME=R.json (repeatable): tvrbench evaluate --json output or {\"models\": {...}}."),
-    analysis: list[str] = typer.Option([], "--analysis", help="NAME=A.json (repeatable): any analysis JSON (tvrbench fire ... --json), shown as tables."),
+    analysis: list[str] = typer.Option([], "--analysis", help="NAME=A.json (repeatable): any analysis JSON; tvrbench fire ... --json as the paper's tables."),
     plots: list[Path] = typer.Option([], "--plots", help="Image file or directory of PNG/SVG plots (repeatable)."),
     queries: Optional[Path] = typer.Option(None, "--queries", help="Captions, for the per-query viewer."),
     videos: Optional[Path] = typer.Option(None, "--videos", help="Video ids in the column order of the scores."),

@@ -1,4 +1,5 @@
-"""``report.html``: results, analyses, plots, the per-query viewer and MC items in one offline page.
+"""``report.html``: results, analyses (FIRE ones as the paper's tables), plots, the per-query viewer and
+MC items in one offline page.
 
 >>> from tvrbench.report import ReportContent, viewer_payload, write_report
 >>> write_report("report.html", ReportContent(results={"run": json.load(open("results.json"))},

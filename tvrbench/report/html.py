@@ -120,6 +120,27 @@ def json_block(value, depth: int = 0) -> str:
     return table + "".join(f"<h4>{_e(key)}</h4>{json_block(item, depth + 1)}" for key, item in nested.items())
 
 
+def analysis_section(name: str, value) -> str:
+    """A FIRE analysis as the paper's tables (named columns, the CLI's cells); any other JSON as :func:`json_block`."""
+    from tvrbench.evaluation.fire.tables import analysis_tables, signatures_in
+
+    tables = analysis_tables(value)
+    if tables is None:
+        return f"<h3>{_e(name)}</h3>{json_block(value)}"
+    signatures = "".join(f'<p class="signature">{_e(text)}</p>' for text in signatures_in(value))
+    return f"<h3>{_e(name)}</h3>{''.join(map(paper_table, tables))}<details><summary>signature</summary>{signatures}</details>"
+
+
+def paper_table(table) -> str:
+    """A :class:`~tvrbench.results.Table` as the command line prints it: title, named columns, the first
+    column left-aligned and the others right-aligned."""
+    head = "".join(f"<th>{_e(column)}</th>" for column in table.columns)
+    body = "".join("<tr>" + "".join(f'<td class="num">{_e(cell)}</td>' if number else f"<td>{_e(cell)}</td>"
+                                    for number, cell in enumerate(row)) + "</tr>" for row in table.rows)
+    return f'<table class="analysis"><caption>{_e(table.title)}</caption><tr>{head}</tr>{body}</table>'
+
+
+
 def plot_figure(path: Path) -> str:
     mime = IMAGE_TYPES.get(path.suffix.lower())
     if mime is None:
@@ -195,7 +216,7 @@ def render_report(content: ReportContent) -> str:
     if content.results:
         sections.append(("results", "Results", "".join(results_section(name, r) for name, r in content.results.items())))
     if content.analyses:
-        sections.append(("analyses", "Analyses", "".join(f"<h3>{_e(name)}</h3>{json_block(value)}" for name, value in content.analyses.items())))
+        sections.append(("analyses", "Analyses", "".join(analysis_section(name, value) for name, value in content.analyses.items())))
     if content.plots:
         sections.append(("plots", "Plots", "".join(plot_figure(Path(p)) for p in content.plots)))
     if content.viewer is not None:

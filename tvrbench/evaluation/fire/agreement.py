@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from tvrbench.evaluation.fire.pairs import DISAGREEMENT, IRRELEVANT, RELEVANT, pair_votes
+from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature, count_or_share
+from tvrbench.signature import Signature
 
 
 def krippendorff_alpha_nominal(value_counts: np.ndarray) -> float:
@@ -113,3 +115,30 @@ def agreement(fire, rule: str = "file") -> dict[str, AgreementStats]:
         name: agreement_from_votes(name, label[pairs.dataset == name], pairs.votes[pairs.dataset == name])
         for name in sorted(set(pairs.dataset.tolist()))
     }
+
+
+def agreement_tables(payload: dict) -> list[Table]:
+    """Table 2 from :class:`AgreementResult`'s JSON."""
+    rows = [[name, *(count_or_share(s[key]) for key in ("pairs", "labels")), f"{s['resolved']:.1%}",
+             *(count_or_share(s[key]) for key in ("relevant", "irrelevant", "disagreements", "agreement", "alpha"))]
+            for name, s in payload.items()]
+    columns = ["dataset", "pairs", "labels", "resolved", "relevant", "irrelevant", "disagreements", "agreement", "α"]
+    return [Table("FIRE agreement (Table 2)", columns, rows)]
+
+
+@dataclass(frozen=True)
+class AgreementResult(TablesOfJson):
+    """Table 2, a row per dataset."""
+
+    stats: dict[str, AgreementStats]
+    signature: Signature
+    tables_of = staticmethod(agreement_tables)
+
+    def to_json(self) -> dict:
+        return {name: {**s.to_json(), "signature": str(self.signature)} for name, s in self.stats.items()}
+
+
+def agreement_analysis(fire, rule: str = "file", sources: Sources | None = None) -> AgreementResult:
+    """Table 2 with its signature (``sources["fire"]``: the FIRE file, whose digest the signature pins)."""
+    return AgreementResult(agreement(fire, rule),
+                           analysis_signature("fire-agreement", sources, ["fire"], {"rule": rule, "alpha": "nominal"}))

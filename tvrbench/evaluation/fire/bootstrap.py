@@ -19,6 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tvrbench.evaluation.fire.config import FireConfig
+from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature, engine_field
+from tvrbench.signature import Signature
+
 HISTOGRAM_BINS = 50
 
 
@@ -172,3 +176,91 @@ def paired_bootstrap_test(
     extreme = int(np.sum(np.abs(means - observed) >= abs(observed)))
     return PairedTest(observed, float(low), float(high), (1 + extreme) / (resamples + 1), confidence, resamples,
                       len(differences))
+
+
+def bootstrap_tables(payload: dict, model: str | None = None) -> list[Table]:
+    """The §4.3 table from :class:`BootstrapResult`'s JSON: per metric the full mean and the quantile per size."""
+    first = next(iter(payload.values()))
+    sizes = list(first)
+    confidence = first[sizes[0]]["confidence"]
+    quantile = f"p{round(confidence * 100):d}"
+    rows = [[metric, f"{by_size[sizes[0]]['full_mean']:.4f}", *(f"{by_size[s][quantile]:.4f}" for s in sizes)]
+            for metric, by_size in payload.items()]
+    title = f"bootstrap |resample mean − full mean|, {confidence:.0%} quantile (§4.3)"
+    return [Table(f"{model}: {title}" if model else title, ["metric", "full", *sizes], rows)]
+
+
+@dataclass(frozen=True)
+class BootstrapResult(TablesOfJson):
+    """§4.3 for one model: per metric and sample size, how far a resample's mean strays from the full mean."""
+
+    model: str
+    by_metric: dict[str, dict[int, SizeResult]]
+    signature: Signature
+
+    def tables_of(self, payload: dict) -> list[Table]:
+        return bootstrap_tables(payload, self.model)
+
+    def to_json(self) -> dict:
+        return bootstrap_json(self.by_metric, str(self.signature))
+
+    def figures(self):
+        """Figure 4 per metric."""
+        from tvrbench.evaluation.fire.plots import bootstrap_figure
+
+        for metric, by_size in self.by_metric.items():
+            yield f"fig4_bootstrap_{self.model}_{metric.replace('@', 'at')}", bootstrap_figure(by_size, metric, self.model)
+
+
+def bootstrap_analysis(scores: np.ndarray, judgments, settings: FireConfig | None = None, model: str = "model",
+                       sources: Sources | None = None) -> BootstrapResult:
+    """§4.3 / Figure 4 for one model's score matrix: the engine's per-query metrics, resampled."""
+    settings = settings or FireConfig()
+    boot = settings.bootstrap
+    result = settings.evaluate(scores, judgments, boot.metrics)
+    by_metric = bootstrap_differences({m: result.per_query[m] for m in boot.metrics}, boot.sizes, boot.resamples, boot.seed,
+                                      boot.confidence, boot.chunk_elements)
+    signature = analysis_signature("fire-bootstrap", sources, ["queries", "videos", "scores", "fire"],
+                                   {"sizes": boot.sizes, "resamples": boot.resamples, "seed": boot.seed,
+                                    "confidence": boot.confidence, "engine": engine_field(result.signature)})
+    return BootstrapResult(model, by_metric, signature)
+
+
+def paired_tables(payload: dict) -> list[Table]:
+    """The paired test's table from :class:`PairedResult`'s JSON."""
+    tests = payload["tests"]
+    confidence = next(iter(tests.values()))["confidence"]
+    rows = [[m, f"{t['difference']:+.4f}", f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['p_value']:.4g}"]
+            for m, t in tests.items()]
+    return [Table(f"Paired bootstrap: {payload['model_a']} − {payload['model_b']}",
+                  ["metric", "difference", f"{confidence:.0%} CI", "p-value"], rows)]
+
+
+@dataclass(frozen=True)
+class PairedResult(TablesOfJson):
+    """The paired bootstrap test of two models (first − second), per metric."""
+
+    model_a: str
+    model_b: str
+    tests: dict[str, PairedTest]
+    signature: Signature
+    tables_of = staticmethod(paired_tables)
+
+    def to_json(self) -> dict:
+        return {"model_a": self.model_a, "model_b": self.model_b, "tests": {m: t.to_json() for m, t in self.tests.items()},
+                "signature": str(self.signature)}
+
+
+def paired_analysis(scores: dict[str, np.ndarray], judgments, settings: FireConfig | None = None,
+                    sources: Sources | None = None) -> PairedResult:
+    """The paired test of the two models of ``{model: score matrix}`` on every bootstrap metric."""
+    settings = settings or FireConfig()
+    boot = settings.bootstrap
+    (name_a, a), (name_b, b) = scores.items()
+    result_a, result_b = (settings.evaluate(matrix, judgments, boot.metrics) for matrix in (a, b))
+    tests = {m: paired_bootstrap_test(result_a.per_query[m], result_b.per_query[m], boot.resamples, boot.seed,
+                                      boot.confidence, boot.chunk_elements) for m in boot.metrics}
+    signature = analysis_signature("fire-paired", sources, ["queries", "videos", "fire"],
+                                   {"resamples": boot.resamples, "seed": boot.seed, "confidence": boot.confidence,
+                                    "engine": engine_field(result_a.signature)})
+    return PairedResult(name_a, name_b, tests, signature)

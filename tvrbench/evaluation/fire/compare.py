@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass
 
 from tvrbench.evaluation import evaluate
+from tvrbench.evaluation.fire.config import FireConfig
+from tvrbench.results import Table, TablesOfJson
+from tvrbench.signature import Signature
 
 RANK_METRICS = ("MdR", "MnR")
 
@@ -60,3 +64,40 @@ def comparison_csv(rows: list[dict]) -> str:
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
+
+
+def comparison_tables(payload: dict) -> list[Table]:
+    """Table 1 from :class:`ComparisonResult`'s JSON."""
+    header, *rows = payload["table"]
+    return [Table("With FIRE (original + gain), percent for bounded metrics (Table 1)", header, rows)]
+
+
+@dataclass(frozen=True)
+class ComparisonResult(TablesOfJson):
+    """Table 1: the engine's result per model; each model's own signature (no single one: one run per model)."""
+
+    results: dict
+    metrics: list[str]
+    tables_of = staticmethod(comparison_tables)
+
+    @property
+    def signatures(self) -> dict[str, Signature]:
+        return {name: Signature.parse(str(result.signature)) for name, result in self.results.items()}
+
+    @property
+    def long_rows(self) -> list[dict]:
+        return comparison_rows(self.results, self.metrics)
+
+    def to_json(self) -> dict:
+        rows = self.long_rows
+        return {"rows": rows, "table": comparison_table(rows), "signatures": {n: str(s) for n, s in self.signatures.items()}}
+
+    def to_csv(self) -> str:
+        return comparison_csv(self.long_rows)
+
+
+def compare_analysis(scores: dict, judgments, settings: FireConfig | None = None) -> ComparisonResult:
+    """Table 1 for ``{model: score matrix}``."""
+    settings = settings or FireConfig()
+    results = compare_models(scores, judgments, settings.metrics, settings.ties, settings.ap)
+    return ComparisonResult(results, list(settings.metrics))

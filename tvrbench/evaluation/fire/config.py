@@ -85,6 +85,12 @@ class FireConfig(Settings):
     labels: LabelsConfig = LabelsConfig()
     plots: PlotConfig = PlotConfig()
 
+    def evaluate(self, scores, judgments, metrics):
+        """The engine's result for ``scores`` with these settings' tie rule and AP variant."""
+        from tvrbench.evaluation import evaluate
+
+        return evaluate(scores, judgments, metrics=tuple(metrics), ties=self.ties, ap=self.ap)
+
 
 def load_config(path: str | Path | None) -> FireConfig:
     """The defaults, or a YAML file validated against them (unknown keys and wrong types rejected)."""

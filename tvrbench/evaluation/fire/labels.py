@@ -29,7 +29,8 @@ from tvrbench.io.atomic import atomic_write
 from tvrbench.io.files import read_json
 from tvrbench.io.fire import FireLabels, RaggedInts
 from tvrbench.io.trec import Qrels
-from tvrbench.signature import text_digest
+from tvrbench.results import Sources, analysis_signature
+from tvrbench.signature import Signature, text_digest
 
 DISAGREEMENT_POLICIES = {"omit": None, "irrelevant": 0, "relevant": 1, "negative": -1}
 METADATA_FORMAT = "tvrbench-fire-qrels/1"
@@ -115,6 +116,11 @@ def fire_to_qrels(
         "queries": queries, "provenance_fields": list(PROVENANCE_FIELDS), "provenance": kept_provenance,
     }
     return qrels, metadata, unmatched
+
+
+def qrels_signature(rule: str = "file", disagreements: str = "omit", sources: Sources | None = None) -> Signature:
+    """The signature of a qrels conversion, kept in its metadata sidecar (``sources``: the FIRE file and captions)."""
+    return analysis_signature("fire-labels", sources, ["fire", "queries"], {"rule": rule, "disagreements": disagreements})
 
 
 def write_metadata(path: str | Path, metadata: dict) -> None:

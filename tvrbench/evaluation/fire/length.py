@@ -10,6 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tvrbench.evaluation.fire.config import FireConfig
+from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature
+from tvrbench.signature import Signature
+
 OUTCOMES = ("both", "only_a", "only_b", "neither")
 
 
@@ -78,3 +82,101 @@ def outcomes_by_bin(values: np.ndarray, correct_a: np.ndarray, correct_b: np.nda
     counts = np.zeros((len(edges) - 1, len(OUTCOMES)), dtype=np.int64)
     np.add.at(counts, (bins, outcome), 1)
     return OutcomeTable(np.asarray(edges, dtype=np.float64), counts)
+
+
+@dataclass(frozen=True)
+class TwoModelOutcomes:
+    """Figure 3 / 8: per bin of a caption property, who of two models is right, with FIRE and with original labels."""
+
+    model_a: str
+    model_b: str
+    metric: str
+    tables: dict[str, OutcomeTable]  # "fire", "original"
+    engine: Signature  # model A's engine result
+    figure_stem: str
+    figure_title: str
+    xlabel: str
+
+    def to_json(self) -> dict:
+        return {"model_a": self.model_a, "model_b": self.model_b, "metric": self.metric,
+                "outcomes": {source: table.to_json() for source, table in self.tables.items()}}
+
+    def figures(self):
+        from tvrbench.evaluation.fire.plots import outcomes_figure
+
+        for source, table in self.tables.items():
+            described = "with FIRE labels" if source == "fire" else "original labels only"
+            yield (f"{self.figure_stem}_{source}",
+                   outcomes_figure(table, self.model_a, self.model_b, self.xlabel, f"{self.figure_title} ({described})"))
+
+
+def outcomes_table(payload: dict, title: str, bin_name: str) -> Table:
+    """Figure 3's / 8's data as a table, from the JSON of :class:`TwoModelOutcomes` (non-empty bins only)."""
+    columns = ["labels", bin_name, "queries", "both", f"only {payload['model_a']}", f"only {payload['model_b']}", "neither"]
+    rows = [[source, f"[{row['low']:g}, {row['high']:g})", str(row["queries"]),
+             *(f"{row[f'{outcome}_share']:.2f}" for outcome in OUTCOMES)]
+            for source, table in payload["outcomes"].items() for row in table if row["queries"]]
+    return Table(title, columns, rows)
+
+
+def two_model_outcomes(scores: dict[str, np.ndarray], judgments, metric: str, values: np.ndarray, edges: np.ndarray,
+                       settings: FireConfig, figure_stem: str, figure_title: str, xlabel: str) -> TwoModelOutcomes:
+    """Both / only A / only B / neither per bin of ``values`` for the two models of ``scores`` (a query counts as
+    right when ``metric`` > 0), and how its figures are named, titled and their x axis labelled."""
+    (name_a, a), (name_b, b) = scores.items()
+    result_a, result_b = (settings.evaluate(matrix, judgments, [metric]) for matrix in (a, b))
+    tables = {
+        "fire": outcomes_by_bin(values, result_a.per_query[metric] > 0, result_b.per_query[metric] > 0, edges),
+        "original": outcomes_by_bin(values, result_a.original.per_query[metric] > 0,
+                                    result_b.original.per_query[metric] > 0, edges),
+    }
+    return TwoModelOutcomes(name_a, name_b, metric, tables, Signature.parse(str(result_a.signature)), figure_stem,
+                            figure_title, xlabel)
+
+
+def length_tables(payload: dict) -> list[Table]:
+    """Figure 3's table from :class:`LengthResult`'s JSON."""
+    return [outcomes_table(payload, f"{payload['metric']} by caption length (Figure 3)", f"{payload['unit']} bin")]
+
+
+@dataclass(frozen=True)
+class LengthResult(TablesOfJson):
+    """Figure 2 (positives per query against length in words) and Figure 3 (who is right, per length bin)."""
+
+    dataset: str
+    words: np.ndarray  # caption lengths in words
+    positives: np.ndarray  # positive videos per caption
+    unit: str
+    outcomes: TwoModelOutcomes
+    signature: Signature
+    tables_of = staticmethod(length_tables)
+
+    def to_json(self) -> dict:
+        outcomes = self.outcomes.to_json()
+        return {"positives_vs_words": positives_by_length(self.words, self.positives), "model_a": outcomes["model_a"],
+                "model_b": outcomes["model_b"], "metric": outcomes["metric"], "unit": self.unit,
+                "outcomes": outcomes["outcomes"], "signature": str(self.signature)}
+
+    def figures(self):
+        from tvrbench.evaluation.fire.plots import positives_vs_length_figure
+
+        yield f"fig2_positives_vs_length_{self.dataset}", positives_vs_length_figure(self.words, self.positives, self.dataset)
+        yield from self.outcomes.figures()
+
+
+def length_analysis(scores: dict[str, np.ndarray], judgments, captions, settings: FireConfig | None = None,
+                    dataset: str = "FIRE", sources: Sources | None = None) -> LengthResult:
+    """Figures 2 and 3 for the two models of ``{model: score matrix}``; ``dataset`` names the figures."""
+    settings = settings or FireConfig()
+    opts = settings.length
+    name_a, name_b = scores
+    lengths = caption_lengths(captions.texts, opts.unit)
+    outcomes = two_model_outcomes(scores, judgments, opts.metric, lengths, bin_edges(lengths, opts.bin_width), settings,
+                                  "fig3_outcomes_by_length",
+                                  f"{dataset}: {opts.metric} of {name_a} and {name_b} by caption length",
+                                  f"Caption length ({opts.unit})")
+    signature = analysis_signature("fire-length", sources, ["queries", "videos", "fire"],
+                                   {"metric": opts.metric, "unit": opts.unit, "bin_width": opts.bin_width,
+                                    "engine": outcomes.engine.nested()})
+    positives = np.asarray(judgments.positive.sum(axis=1)).ravel()
+    return LengthResult(dataset, caption_lengths(captions.texts, "words"), positives, opts.unit, outcomes, signature)

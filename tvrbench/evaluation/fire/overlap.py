@@ -20,6 +20,10 @@ from itertools import combinations
 
 import numpy as np
 
+from tvrbench.evaluation.fire.config import FireConfig
+from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature
+from tvrbench.signature import Signature
+
 RBO_VARIANTS = ("ext", "min", "trunc")
 
 
@@ -92,3 +96,39 @@ def prediction_overlap(
             )
         )
     return rows
+
+
+def overlap_tables(payload: dict) -> list[Table]:
+    """Table 3 from :class:`OverlapResult`'s JSON."""
+    rows = [[f"{r['model_a']} & {r['model_b']}", f"{r['overlap']:.4f}", f"{r['rbo']:.4f}"] for r in payload["pairs"]]
+    return [Table(f"Top-{payload['k']} prediction overlap (Table 3)",
+                  ["models", "overlap", f"RBO_{payload['rbo_variant']} (p={payload['p']})"], rows)]
+
+
+@dataclass(frozen=True)
+class OverlapResult(TablesOfJson):
+    """Table 3: a row per pair of models."""
+
+    pairs: list[PairOverlap]
+    k: int
+    p: float
+    variant: str
+    signature: Signature
+    tables_of = staticmethod(overlap_tables)
+
+    def to_json(self) -> dict:
+        return {"pairs": [r.to_json() for r in self.pairs], "k": self.k, "rbo_variant": self.variant, "p": self.p,
+                "signature": str(self.signature)}
+
+
+def overlap_analysis(scores: dict[str, np.ndarray], settings: FireConfig | None = None,
+                     sources: Sources | None = None) -> OverlapResult:
+    """Table 3 for ``{model: score matrix}`` (two or more models)."""
+    settings = settings or FireConfig()
+    from tvrbench.evaluation import rank_top_k
+
+    opts = settings.overlap
+    tops = {name: rank_top_k(matrix, opts.k) for name, matrix in scores.items()}
+    signature = analysis_signature("fire-overlap", sources, ["queries", "videos"],
+                                   {"k": opts.k, "rbo": opts.rbo_variant, "p": opts.rbo_p, "ties": "stable"})
+    return OverlapResult(prediction_overlap(tops, opts.rbo_p, opts.rbo_variant), opts.k, opts.rbo_p, opts.rbo_variant, signature)

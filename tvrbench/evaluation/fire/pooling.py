@@ -8,10 +8,15 @@ positives are always kept.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.evaluation import Judgments, evaluate
+from tvrbench.evaluation.fire.config import FireConfig
+from tvrbench.results import Table, TablesOfJson
+from tvrbench.signature import Signature
 
 
 def pooled_models(fire) -> list[str]:
@@ -39,3 +44,32 @@ def pooling_bias(scores: dict, captions, video_ids, fire, metrics, ties: str = "
             result = evaluate(matrix, judgments, metrics=tuple(metrics), ties=ties, ap=ap)
             rows.append({"model": model, "labels": data, **result.metrics, "signature": result.signature})
     return rows
+
+
+def pooling_tables(payload: dict) -> list[Table]:
+    """Table 4 from :class:`PoolingResult`'s JSON (the metrics are the rows' other keys)."""
+    rows = payload["rows"]
+    metrics = [key for key in (rows[0] if rows else {}) if key not in ("model", "labels", "signature")]
+    return [Table("Pooling bias: all labels vs other models' pools only (Table 4)", ["model", "labels", *metrics],
+                  [[row["model"], row["labels"], *(f"{row[m]:.3f}" for m in metrics)] for row in rows])]
+
+
+@dataclass(frozen=True)
+class PoolingResult(TablesOfJson):
+    """Table 4: two rows per model (all labels, the others' pools only), each with the engine's signature."""
+
+    long_rows: list[dict]
+    tables_of = staticmethod(pooling_tables)
+
+    @property
+    def signatures(self) -> dict[tuple[str, str], Signature]:
+        return {(row["model"], row["labels"]): Signature.parse(row["signature"]) for row in self.long_rows}
+
+    def to_json(self) -> dict:
+        return {"rows": self.long_rows}
+
+
+def pooling_analysis(scores: dict, captions, video_ids, fire, settings: FireConfig | None = None) -> PoolingResult:
+    """Table 4 for ``{model: score matrix}``, models named as in the FIRE records' ``models`` field."""
+    settings = settings or FireConfig()
+    return PoolingResult(pooling_bias(scores, captions, video_ids, fire, settings.metrics, settings.ties, settings.ap))

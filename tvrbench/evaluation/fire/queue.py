@@ -16,7 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from tvrbench.evaluation import evaluate, rank_top_k
+from tvrbench.evaluation.fire.bootstrap import bootstrap_differences, queries_for_difference
+from tvrbench.evaluation.fire.config import FireConfig
 from tvrbench.io.atomic import atomic_write
+from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature, count_or_share
+from tvrbench.signature import Signature
 
 QUEUE_FIELDS = ("caption_id", "query", "video_id", "rank", "score", "model")
 
@@ -81,3 +85,46 @@ def write_queue(path, records: list[dict]) -> None:
         else:
             for record in records:
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def queue_tables(payload: dict) -> list[Table]:
+    """The queue's summary (its numbers) from :class:`QueueResult`'s JSON."""
+    rows = [[key, count_or_share(value)] for key, value in payload.items() if not isinstance(value, str)]
+    return [Table(f"Annotation queue for {payload['model']}", ["", "value"], rows)]
+
+
+@dataclass(frozen=True)
+class QueueResult(TablesOfJson):
+    """What a new model needs annotated: the queue's records and its summary (queries needed, Judged@k before and after)."""
+
+    model: str
+    records: list[dict]
+    summary: dict
+    signature: Signature
+    tables_of = staticmethod(queue_tables)
+
+    def to_json(self) -> dict:
+        return {**self.summary, "signature": str(self.signature)}
+
+
+def queue_analysis(scores: np.ndarray, judgments, captions, video_ids, settings: FireConfig | None = None,
+                   model: str = "model", all_queries: bool = False, sources: Sources | None = None) -> QueueResult:
+    """The unjudged top-k pairs of a new model, for the queries the bootstrap says detect the effect size
+    (every query with ``all_queries``)."""
+    settings = settings or FireConfig()
+    opts, boot = settings.queue, settings.bootstrap
+    per_query = settings.evaluate(scores, judgments, [opts.metric]).per_query[opts.metric]
+    by_size = bootstrap_differences({opts.metric: per_query}, boot.sizes, boot.resamples, boot.seed, boot.confidence,
+                                    boot.chunk_elements)[opts.metric]
+    needed = queries_for_difference(by_size, opts.effect_size)
+    chosen = build_queue(scores, judgments, opts.k, None if all_queries else needed, boot.seed)
+    summary = {
+        "model": model, "k": opts.k, "metric": opts.metric, "effect_size": opts.effect_size,
+        "queries_needed": needed, "queries_queued": len(chosen.selected_queries), "queries_total": len(captions),
+        "pairs_queued": len(chosen), f"judged_at_{opts.k}_before": chosen.judged_before,
+        f"judged_at_{opts.k}_after": chosen.judged_after,
+    }
+    signature = analysis_signature("fire-queue", sources, ["queries", "videos", "fire"],
+                                   {"k": opts.k, "metric": opts.metric, "effect_size": opts.effect_size,
+                                    "sizes": boot.sizes, "resamples": boot.resamples, "seed": boot.seed})
+    return QueueResult(model, queue_records(chosen, scores, captions, video_ids, model), summary, signature)

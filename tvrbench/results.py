@@ -1,0 +1,98 @@
+"""One shape for every result: an analysis returns an object with its signature, its JSON and its table.
+
+A result is a frozen dataclass that has
+
+- ``signature``: the :class:`~tvrbench.signature.Signature` of the settings, versions and input files
+  behind it, kept as an object until it is written (results that gather several engine runs have
+  ``signatures`` instead);
+- ``to_json()``: exactly what ``--json`` writes;
+- ``title``, ``columns`` and ``rows`` (every cell a string): its table in the paper's layout, which the
+  command line prints (:func:`tvrbench.cli.outputs.print_result`);
+- optionally ``parts``: further tables of the same result, shown under its own (Figure 8's under Table 7);
+- optionally ``figures()``: the paper's figures as ``(file stem, matplotlib figure)`` pairs.
+
+So a number computed in a notebook and the one the command line wrote carry the same signature. The
+tables are views of the JSON (:class:`TablesOfJson`), so a report rebuilds them from the written file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Protocol
+
+from tvrbench.signature import Signature, file_digest
+
+Sources = Mapping[str, str | Path | None]  # input name (queries, videos, scores, fire, ...) -> the file it was read from
+
+
+class Result(Protocol):
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+
+    def to_json(self) -> dict: ...
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table as the paper lays it out: a title, named columns, rows of formatted cells."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+
+
+class TablesOfJson:
+    """A result whose tables are built from its JSON by ``tables_of(payload)`` (its own first, then its
+    parts): the command line and the report, which has only the file, show the same tables."""
+
+    def tables_of(self, payload: dict) -> list[Table]:
+        raise NotImplementedError
+
+    @cached_property
+    def tables(self) -> list[Table]:
+        return self.tables_of(self.to_json())
+
+    @property
+    def title(self) -> str:
+        return self.tables[0].title
+
+    @property
+    def columns(self) -> list[str]:
+        return self.tables[0].columns
+
+    @property
+    def rows(self) -> list[list[str]]:
+        return self.tables[0].rows
+
+    @property
+    def parts(self) -> list[Table]:
+        return self.tables[1:]
+
+
+def analysis_signature(analysis: str, sources: Sources | None, inputs: Iterable[str], fields: Mapping[str, object],
+                       libraries: Iterable[str] = ("numpy",)) -> Signature:
+    """``analysis:NAME``, then the digest of each of ``inputs`` found in ``sources`` (in the order of
+    ``inputs``; score matrices by fast xxh3), then the settings ``fields``."""
+    signature = Signature({"analysis": analysis}, libraries=libraries)
+    for name in inputs:
+        path = (sources or {}).get(name)
+        if path is not None:
+            path = Path(path)
+            signature.add(name, file_digest(path, algorithm="xxh3" if path.suffix == ".npy" else "sha256"))
+    for key, value in fields.items():
+        signature.add(key, value)
+    return signature
+
+
+def engine_field(signature: str | Signature) -> str:
+    """An engine result's signature as one field of an analysis's (nested: ``|`` → ``;``)."""
+    return Signature.parse(str(signature)).nested()
+
+
+def count_or_share(value) -> str:
+    """A table cell: ``—`` for none, floats to three decimals, integers with thousands separators."""
+    return "—" if value is None else f"{value:.3f}" if isinstance(value, float) else f"{value:,}"
