@@ -19,6 +19,7 @@ import pytest
 from tvrbench.io.captions import read_captions
 from tvrbench.proxies import build_proxy, read_proxy_cells, write_proxy
 from tvrbench.proxies.config import load_config
+from test_proxies_output import output_bytes
 
 pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install 'tvrbench[scale]')")
 
@@ -38,12 +39,6 @@ def captions():
 def proxy(captions, name: str, level: str):
     videos = [f"v{i // CAPTIONS_PER_VIDEO}" for i in range(len(captions))] if level == "video" else captions.video_ids
     return build_proxy(captions.texts, name, level, caption_ids=captions.caption_ids, video_ids=videos, config=load_config(None))
-
-
-def files(out: Path) -> dict[str, bytes]:
-    """The output's bytes (every file of a folder output) and its sidecar's."""
-    found = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} if out.is_dir() else {"": out.read_bytes()}
-    return {**found, "sidecar": out.with_suffix(".json").read_bytes()}
 
 
 def blocks_done(out: Path) -> int:
@@ -74,7 +69,7 @@ def test_every_proxy_on_the_cluster_equals_the_single_process_run(captions, clie
         matrix = proxy(captions, name, level)
         local = write_proxy(matrix, tmp_path / f"local-{level}.npy", block_mb=BLOCK_MB)
         cluster = write_proxy(matrix, tmp_path / f"cluster-{level}.npy", block_mb=BLOCK_MB, client=client)
-        assert files(cluster) == files(local)
+        assert output_bytes(cluster) == output_bytes(local)
         assert np.load(local).shape == ((1000 if level == "caption" else 250), 1000)
 
 
@@ -83,7 +78,7 @@ def test_every_output_form_on_the_cluster_equals_the_single_process_run(captions
     matrix = proxy(captions, "bow", "video")
     local = write_proxy(matrix, tmp_path / f"local{suffix}", block_mb=BLOCK_MB, **options)
     cluster = write_proxy(matrix, tmp_path / f"cluster{suffix}", block_mb=BLOCK_MB, client=client, **options)
-    assert files(cluster) == files(local)
+    assert output_bytes(cluster) == output_bytes(local)
     assert not list(tmp_path.glob("*.partial*"))
 
 
@@ -105,7 +100,7 @@ def test_a_killed_worker_loses_nothing(captions, client, tmp_path):
     threading.Thread(target=kill_one_worker, daemon=True).start()
     write_proxy(matrix, out, block_mb=BLOCK_MB, client=client)
     assert killed.is_set(), "the worker was not killed while the run was going"
-    assert files(out) == files(local)
+    assert output_bytes(out) == output_bytes(local)
     client.wait_for_workers(2, timeout=60)  # the nanny restarts it for the next tests
 
 
@@ -135,7 +130,7 @@ def test_a_killed_client_reruns_only_the_missing_blocks(captions, client, tmp_pa
     write_proxy(matrix, out, block_mb=BLOCK_MB, client=client, **selection)
     n_blocks = -(-matrix.shape[0] // matrix.block_rows(BLOCK_MB))
     assert len(submitted) == n_blocks - done_before < n_blocks
-    assert files(out) == files(reference)
+    assert output_bytes(out) == output_bytes(reference)
 
 
 def test_parquet_cells_and_zarr_values_are_the_matrix(captions, client, tmp_path):
