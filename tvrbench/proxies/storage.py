@@ -21,6 +21,7 @@ Each is renamed into place only when complete, and its sidecar ``OUT.json`` writ
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -99,7 +100,12 @@ def run_on_worker(job: BlockJob, rows: slice):
 
 
 def computed_blocks(job: BlockJob, todo: dict[int, slice], client=None) -> Iterator[tuple[int, object]]:
-    """(block number, result) for each block of ``todo``, in the order they finish."""
+    """(block number, result) for each block of ``todo``, in the order they finish.
+
+    On a cluster, at most two tasks per worker thread are out at once (re-counted as workers come and
+    go, at least two), and a finished block is fetched while the one before is being stored: however
+    large the cluster and slow the client, few finished blocks wait in memory.
+    """
     if client is None:
         for number, rows in todo.items():
             yield number, job.run(rows)
@@ -107,10 +113,22 @@ def computed_blocks(job: BlockJob, todo: dict[int, slice], client=None) -> Itera
     from dask.distributed import as_completed
 
     remote_job = client.scatter(job, broadcast=True)
-    futures = {client.submit(run_on_worker, remote_job, rows, pure=False): number for number, rows in todo.items()}
-    for future in as_completed(futures):
-        yield futures[future], future.result()
+    waiting = iter(todo.items())
+    numbers = {}
+    running = as_completed(with_results=True)
+
+    def submit_up_to_window() -> None:
+        window = max(2, 2 * sum(client.nthreads().values()))
+        for number, rows in itertools.islice(waiting, max(0, window - running.count())):
+            future = client.submit(run_on_worker, remote_job, rows, pure=False)
+            numbers[future.key] = number
+            running.add(future)
+
+    submit_up_to_window()
+    for future, result in running:
         future.release()
+        submit_up_to_window()
+        yield numbers.pop(future.key), result
 
 
 def check_output(out: Path, top_k: int | None = None, threshold: float | None = None) -> Selection | None:
