@@ -158,10 +158,11 @@ def meteor(texts: list[str], owners: list[str], n_blocks: int) -> dict:
     step = matrix.block_rows(METEOR_BLOCK_MB)
     job = BlockJob(replace(matrix, row_ids=[], col_ids=[], col_videos=None), "float32", None)
     todo = {k: slice(k * step, (k + 1) * step) for k in range(n_blocks)}
+    first_blocks = [slice(k * step, (k + 1) * step) for k in range(3)]
     report = {"shape": list(matrix.shape), "block_rows": step, "blocks": -(-matrix.shape[0] // step), "sample_blocks": n_blocks,
               "block_mb_float32": step * matrix.shape[1] * 4 / 2**20,
               "pairs_per_block": step * CAPTIONS_PER_VIDEO * matrix.shape[1], "prepare_seconds": prepare,
-              "block_seconds_one_thread": one_thread_block_seconds(job, [slice(k * step, (k + 1) * step) for k in range(3)])}
+              "block_seconds_one_thread": one_thread_block_seconds(job, first_blocks)}
     print(f"met: {matrix.shape[0]} x {matrix.shape[1]}, blocks of {step} rows; block {report['block_seconds_one_thread']:.1f} s on one thread", flush=True)
     for workers in (1, 2):
         with dask_client(workers=workers) as client:
@@ -226,7 +227,6 @@ def main() -> None:
     args = parser.parse_args()
     import dask
     import numba
-
     from bench_proxies import generated_captions
 
     texts = generated_captions(args.videos * CAPTIONS_PER_VIDEO)

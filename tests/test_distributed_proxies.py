@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_proxies_output import output_bytes
 
 from tvrbench.io.captions import read_captions
 from tvrbench.proxies import build_proxy, read_proxy_cells, write_proxy
 from tvrbench.proxies.config import load_config
-from test_proxies_output import output_bytes
 
 pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install 'tvrbench[scale]')")
 
