@@ -149,3 +149,21 @@ def test_parquet_cells_and_zarr_values_are_the_matrix(captions, client, tmp_path
         kept = cells[row].toarray().ravel()
         assert np.array_equal(np.sort(kept[kept > 0])[::-1], np.sort(dense[row][dense[row] >= 0.2])[::-1][:5])
 
+
+
+def test_only_two_tasks_per_worker_thread_are_out_at_once(captions, client, monkeypatch):
+    """Finished blocks cannot pile up: when the first block comes back, 2 per thread were submitted,
+    and one more to replace it."""
+    from tvrbench.proxies.storage import BlockJob, computed_blocks
+
+    matrix = proxy(captions, "bow", "caption")
+    step = matrix.block_rows(BLOCK_MB)
+    todo = {k: slice(k * step, (k + 1) * step) for k in range(-(-matrix.shape[0] // step))}
+    submitted = []
+    submit = client.submit
+    monkeypatch.setattr(client, "submit", lambda *args, **kwargs: submitted.append(args) or submit(*args, **kwargs))
+    blocks = computed_blocks(BlockJob(matrix, "float32", None), todo, client)
+    next(blocks)
+    threads = sum(client.nthreads().values())
+    assert len(submitted) == 2 * threads + 1 < len(todo)
+    assert len(list(blocks)) == len(todo) - 1 and len(submitted) == len(todo)
