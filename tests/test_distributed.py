@@ -31,14 +31,6 @@ def captions():
     return read_captions(MSRVTT)
 
 
-@pytest.fixture(scope="module")
-def client():
-    from tvrbench.distributed import dask_client
-
-    with dask_client(workers=2) as client:
-        yield client
-
-
 def wait_for_lines(path: Path, count: int, timeout: float = 600) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -102,15 +94,16 @@ def test_a_killed_client_reruns_only_the_missing_chunks(captions, client, tmp_pa
     assert out.read_bytes() == reference.read_bytes()
 
 
-def test_a_scheduler_that_does_not_answer_is_one_line_and_exit_2(tmp_path):
+@pytest.mark.parametrize("command, out", [(["contrast", "gender"], "g.jsonl"), (["proxies", "--proxy", "bow"], "M.npy")])
+def test_a_scheduler_that_does_not_answer_is_one_line_and_exit_2(tmp_path, command, out):
     captions = tmp_path / "captions.tsv"
     captions.write_text("caption_id\ttext\tvideo_id\nc0\ta man is cooking\tv0\n", encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "tvrbench.cli", "contrast", "gender", "--captions", str(captions), "--out", str(tmp_path / "g.jsonl"),
+        [sys.executable, "-m", "tvrbench.cli", *command, "--captions", str(captions), "--out", str(tmp_path / out),
          "--scheduler", "tcp://127.0.0.1:9"],
         capture_output=True, text=True, cwd=ROOT, check=False,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tvrbench: error: tcp://127.0.0.1:9: no Dask scheduler answers")
-    assert not (tmp_path / "g.jsonl").exists()
+    assert not (tmp_path / out).exists()

@@ -74,38 +74,73 @@ def test_bow_needs_no_parse_and_equals_bow_on_parsed_captions(tmp_path_factory, 
 # --------------------------------------------------------------------------- writing
 
 
-def test_blocks_resume_and_sidecar(tmp_path):
+def test_sidecar_names_rows_columns_and_settings(tmp_path):
     matrix = build_proxy(TEXTS, "bow", "video", caption_ids=[f"c{i}" for i in range(8)], video_ids=VIDEOS)
     full = matrix.compute(np.float64)
-
-    class Interrupted(Exception):
-        pass
-
-    calls = []
-    real_block = matrix.kernel.block
-
-    def failing_block(rows):
-        calls.append(rows.start)
-        if len(calls) == 3:
-            raise Interrupted
-        return real_block(rows)
-
-    out = tmp_path / "M.npy"
-    tiny = 2**-12  # MiB: one row of 8 columns per block
-    matrix.kernel.block = failing_block
-    with pytest.raises(Interrupted):
-        write_proxy(matrix, out, "float64", block_mb=tiny)
-    assert not out.exists() and (tmp_path / "M.npy.partial").exists()
-    calls.clear()
-    matrix.kernel.block = real_block
-    write_proxy(matrix, out, "float64", block_mb=tiny)
-    assert not (tmp_path / "M.npy.partial").exists() and not (tmp_path / "M.npy.partial.json").exists()
+    out = write_proxy(matrix, tmp_path / "M.npy", "float64")
     np.testing.assert_array_equal(np.load(out, allow_pickle=False), full)
     sidecar = json.loads((tmp_path / "M.json").read_text())
     assert sidecar["rows"] == "videos" and sidecar["row_ids"] == ["v0", "v1", "v2", "v3", "v4"]
     assert sidecar["col_ids"] == [f"c{i}" for i in range(8)] and sidecar["col_videos"] == VIDEOS
     assert sidecar["shape"] == [5, 8] and "proxy:bow" in sidecar["signature"] and "video_words:>=0.25" in sidecar["signature"]
     assert full[0, 0] == full[0, 1] == 1.0 and full[0, 6] == full[0, 6]  # own captions are 1
+
+
+def output_bytes(out: Path) -> dict[str, bytes]:
+    """An output's bytes (every file of a folder output: a Zarr store, Parquet partitions) and its sidecar's."""
+    found = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} if out.is_dir() else {"": out.read_bytes()}
+    return {**found, "sidecar": out.with_suffix(".json").read_bytes()}
+
+
+@pytest.mark.parametrize("suffix, options", [(".npy", {}), (".zarr", {}), (".parquet", {"threshold": 0.1}), (".parquet", {"top_k": 2})])
+def test_an_interrupted_write_resumes_with_only_the_missing_blocks(tmp_path, suffix, options):
+    matrix = build_proxy(TEXTS, "bow", "video", caption_ids=[f"c{i}" for i in range(8)], video_ids=VIDEOS)
+    tiny = 2**-12  # MiB: one row of 8 columns per block, 5 blocks
+    reference = write_proxy(matrix, tmp_path / f"reference{suffix}", block_mb=tiny, **options)
+
+    class Interrupted(Exception):
+        pass
+
+    computed = []
+    real_block = matrix.kernel.block
+
+    def failing_block(rows):
+        computed.append(rows.start)
+        if len(computed) == 3:
+            raise Interrupted
+        return real_block(rows)
+
+    out = tmp_path / f"M{suffix}"
+    matrix.kernel.block = failing_block
+    with pytest.raises(Interrupted):
+        write_proxy(matrix, out, block_mb=tiny, **options)
+    assert not out.exists() and out.with_name(out.name + ".partial").exists()
+    computed.clear()
+    matrix.kernel.block = lambda rows: computed.append(rows.start) or real_block(rows)
+    write_proxy(matrix, out, block_mb=tiny, **options)
+    assert computed == [2, 3, 4]
+    assert output_bytes(out) == output_bytes(reference)
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([out.name, "M.json", reference.name, "reference.json"])
+
+
+def test_parquet_cells_are_the_selection_and_feed_publish(tmp_path):
+    """``--top-k`` keeps each row's k largest (ties: lower column), ``--threshold`` the values >= T; the
+    Parquet form holds the same cells as the .npz form, and publish reads it as it reads the .npz."""
+    from tvrbench.proxies import read_proxy_cells
+    from tvrbench.publish import relevance_artifact
+
+    matrix = build_proxy(TEXTS, "bow", "video", caption_ids=[f"c{i}" for i in range(8)], video_ids=VIDEOS)
+    dense = matrix.compute(np.float32)
+    for options in ({"top_k": 3}, {"threshold": 0.1}, {"top_k": 3, "threshold": 0.1}):
+        cells, sidecar = read_proxy_cells(write_proxy(matrix, tmp_path / "M.parquet", block_mb=2**-11, **options))
+        kept = write_proxy(matrix, tmp_path / "M.npz", **options)
+        assert np.array_equal(cells.toarray(), sp.load_npz(kept).toarray())
+        for row in range(dense.shape[0]):
+            ranked = np.argsort(-dense[row], kind="stable")[: options.get("top_k", dense.shape[1])]
+            wanted = [c for c in sorted(ranked) if dense[row, c] >= options.get("threshold", 0.0)]
+            assert list(cells[row].indices) == wanted and np.array_equal(cells[row].data, dense[row, wanted])
+    assert relevance_artifact(tmp_path / "M.parquet").table.equals(relevance_artifact(tmp_path / "M.npz").table)
+    assert sidecar["storage"] == "top-3 per row, values >= 0.1 (Parquet, one file per 2 rows: query_id, item_id, score)"
 
 
 def test_block_size_does_not_change_values():
@@ -200,6 +235,22 @@ def test_cli_video_level_feeds_evaluate(tmp_path):
     assert "nDCG" in result["metrics"] and "proxy" in result["signature"]
 
 
+def test_cli_parquet_relevance_feeds_evaluate_as_the_dense_matrix(tmp_path):
+    """``--threshold 0`` keeps every cell: evaluate reads the Parquet folder as the .npy it equals."""
+    texts, videos = TEXTS[:6], ["v0", "v1", "v2", "v3", "v4", "v5"]
+    captions = write_captions(tmp_path / "C.csv", texts, videos)
+    np.save(tmp_path / "S.npy", np.random.default_rng(0).normal(size=(6, 6)))
+    (tmp_path / "videos.txt").write_text("\n".join(videos) + "\n")
+    metrics = {}
+    for out, options in (("R.npy", []), ("P.parquet", ["--threshold", "0"])):
+        assert main_exit("proxies", "--captions", str(captions), "--proxy", "bow", "--level", "video", "--out", str(tmp_path / out), *options) == 0
+        completed = run("evaluate", "--scores", str(tmp_path / "S.npy"), "--queries", str(captions), "--videos", str(tmp_path / "videos.txt"),
+                        "--relevance", str(tmp_path / out), "--json", str(tmp_path / f"{out}.json"))
+        assert completed.returncode == 0, completed.stderr
+        metrics[out] = json.loads((tmp_path / f"{out}.json").read_text())["metrics"]
+    assert metrics["P.parquet"] == metrics["R.npy"] and "nDCG" in metrics["R.npy"]
+
+
 def main_exit(*args: str) -> int:
     with pytest.raises(SystemExit) as exit_info:
         main(list(args))
@@ -217,7 +268,9 @@ def test_cli_bad_input_is_one_line_without_traceback(tmp_path):
 
 
 @pytest.mark.parametrize("option, message", [(("--spacy-model", "xx_missing_pipeline"), "spacy download xx_missing_pipeline"),
-                                             (("--dtype", "int8"), "dtype"), (("--level", "video", "--proxy", "visual"), "features")])
+                                             (("--dtype", "int8"), "dtype"), (("--level", "video", "--proxy", "visual"), "features"),
+                                             (("--threshold", "0.5"), ".npz or FILE.parquet"), (("--threshold", "1.5"), "not a similarity in [0, 1]"),
+                                             (("--workers", "1", "--scheduler", "tcp://127.0.0.1:9"), "give one")])
 def test_cli_bad_options_are_one_clear_line(tmp_path, capsys, option, message):
     captions = write_captions(tmp_path / "C.csv")
     proxy = [] if "--proxy" in option else ["--proxy", "pos"]

@@ -17,6 +17,9 @@ from collections.abc import Iterator
 from tvrbench.errors import InputError, MissingResource
 
 CONNECT_TIMEOUT = "10s"
+# The two options of every command that runs on Dask.
+WORKERS_HELP = "Run the tasks on a local Dask cluster of N worker processes (docs/scaling.md)."
+SCHEDULER_HELP = "Run the tasks on the Dask cluster at ADDRESS (tcp://host:8786)."
 
 
 @contextlib.contextmanager

@@ -9,7 +9,7 @@ import typer
 
 from tvrbench.cli import app
 from tvrbench.cli.outputs import Writes, beside, writes
-from tvrbench.distributed import dask_client
+from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
 
 contrast = typer.Typer(help="Generate contrast captions: gender swaps, LSMDC person-ID swaps, verb-phrase swaps.", no_args_is_help=True)
@@ -20,8 +20,6 @@ CAPTIONS_HELP = "Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSF
 CONTRAST_OUT = beside(".json", ".partial")
 FINETUNE_OUT = Writes((lambda path: path, lambda path: path.with_name(f".{path.name}.partial")), folder=True)
 OUT_HELP = "Output JSONL, one record per contrast; signature and counts go to OUT.json. Resumes an interrupted run."
-WORKERS_HELP = "Run the chunks on a local Dask cluster of N worker processes (docs/scaling.md)."
-SCHEDULER_HELP = "Run the chunks on the Dask cluster at ADDRESS (tcp://host:8786)."
 
 
 def _report(out: Path, sidecar: dict) -> None:

@@ -56,7 +56,12 @@ def load_relevance(path: Path, shape: tuple[int, int], captions: Captions, video
     A proxy's sidecar ``M.json`` (from ``tvrbench proxies``) names its rows (``videos`` or
     ``captions``) and their ids; the matrix is transposed and reordered to captions × videos.
     """
-    matrix, digest = read_scores_digest(path)
+    if path.is_dir():  # a Parquet proxy (tvrbench proxies --out M.parquet): cells not stored are 0
+        from tvrbench.proxies.storage import read_proxy_cells
+
+        matrix, digest = read_proxy_cells(path)[0].toarray(), file_digest(path, algorithm="xxh3")
+    else:
+        matrix, digest = read_scores_digest(path)
     name = f"{path.name}:{digest}"
     sidecar = path.with_suffix(".json")
     if sidecar.is_file():
@@ -131,7 +136,7 @@ def evaluate_command(
     fire: Path = typer.Option(None, "--fire", help="FIRE relevance labels (JSON)."),
     fire_dataset: str = typer.Option(None, "--fire-dataset", help="Dataset of the FIRE file to use (default: the one matching the captions)."),
     qrels: Path = typer.Option(None, "--qrels", help="Extra labels as TREC qrels (caption id, video id)."),
-    relevance: Path = typer.Option(None, "--relevance", help="Graded relevance .npy for nDCG (a proxy from `tvrbench proxies`)."),
+    relevance: Path = typer.Option(None, "--relevance", help="Graded relevance .npy or .parquet folder for nDCG (a proxy from `tvrbench proxies`)."),
     metrics: str = typer.Option(None, "--metrics", help="Comma-separated, e.g. C@1,C@5,C@10,R@5,P@5,AP,MdR,MnR,GMR,nDCG,Judged@10."),
     ndcg: str = typer.Option(None, "--ndcg", help="nDCG variant: epic | paper | full."),
     ap: str = typer.Option(None, "--ap", help="AP variant: standard | fire (top 20, as the FIRE code)."),

@@ -26,14 +26,19 @@ from tvrbench.results import Result
 @dataclass(frozen=True)
 class Writes:
     """The files one output option makes, each a function of the option's value; the first is the
-    option's own path, the rest its companions (sidecar, partial file, progress file)."""
+    option's own path, the rest its companions (sidecar, partial file, progress file). ``folder``:
+    whether they are folders, or a test of each path (an output whose form depends on its suffix)."""
 
     files: tuple[Callable[[Path], Path], ...] = (lambda path: path,)
-    folder: bool = False
+    folder: bool | Callable[[Path], bool] = False
+
+    def is_folder(self, path: Path) -> bool:
+        return self.folder(path) if callable(self.folder) else self.folder
 
 
 # Inputs whose sidecar is read too: a matrix's M.json, an MC split's / contrast set's / qrels' X.json.
-SIDECAR_SUFFIXES = (".npy", ".npz", ".tsv", ".jsonl", ".qrels")
+SIDECAR_SUFFIXES = (".npy", ".npz", ".zarr", ".parquet", ".tsv", ".jsonl", ".qrels")
+MATRIX_SUFFIXES = (".npy", ".npz", ".zarr", ".parquet")  # their sidecar is M.json, not M.npy.json
 
 FILE = Writes()
 FOLDER = Writes(folder=True)
@@ -53,7 +58,7 @@ def writes(**declared: Writes):
             flags = _flags()
             flag = lambda name: flags.get(name, name)  # noqa: E731
             outputs = [
-                Output(path, flag(name) if number == 0 else f"{flag(name)} companion {path.name}", spec.folder)
+                Output(path, flag(name) if number == 0 else f"{flag(name)} companion {path.name}", spec.is_folder(path))
                 for name, spec in declared.items()
                 if kwargs.get(name) is not None
                 for number, path in enumerate(make(Path(kwargs[name])) for make in spec.files)
@@ -79,7 +84,7 @@ def _paths(value) -> list[Path]:
     if isinstance(value, Path):
         if value.suffix not in SIDECAR_SUFFIXES:
             return [value]
-        sidecar = value.with_suffix(".json") if value.suffix in (".npy", ".npz") else value.with_name(value.name + ".json")
+        sidecar = value.with_suffix(".json") if value.suffix in MATRIX_SUFFIXES else value.with_name(value.name + ".json")
         return [value, sidecar] if sidecar.is_file() else [value]
     if isinstance(value, (list, tuple)):
         return [path for item in value for path in _paths(item)]

@@ -13,18 +13,22 @@ import typer
 
 from tvrbench.cli import app
 from tvrbench.cli.outputs import FILE, Writes, writes
+from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
 from tvrbench.io.files import string_list
 from tvrbench.proxies.matrix import read_proxy
+from tvrbench.proxies.storage import FOLDER_SUFFIXES
 
 study = typer.Typer(help="Studies of Wray et al. on proxy matrices: Fig. 4 curve, Fig. 5 GMR bounds, supp. A/B, §4.3 triplets.",
                     no_args_is_help=True)
 app.add_typer(study, name="proxy-study")
 
 
-# The matrix, its sidecar M.json, and the partial matrix and progress file a rerun resumes from.
+# The matrix, its sidecar M.json, and the partial matrix and progress file a rerun resumes from; a
+# .zarr or .parquet output and its partial form are folders.
 PROXY_OUT = Writes((lambda path: path, lambda path: path.with_suffix(".json"), lambda path: path.with_name(path.name + ".partial"),
-                    lambda path: path.with_name(path.name + ".partial.json")))
+                    lambda path: path.with_name(path.name + ".partial.json")),
+                   folder=lambda path: path.name.removesuffix(".partial").endswith(FOLDER_SUFFIXES))
 # proxy-study gmr draws one figure per direction beside --plot.
 GMR_PLOTS = Writes(tuple(lambda path, d=direction: path.with_name(f"{path.stem}_{d}{path.suffix}") for direction in ("t2v", "v2t")))
 
@@ -48,7 +52,8 @@ class Level(str, Enum):
 def proxies(
     captions: Path = typer.Option(..., "--captions", help="Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSFUSION CSV or MSRVTT_data.json."),
     proxy: Proxy = typer.Option(..., "--proxy", help="bow, pos, syn, met (METEOR), embedding (sentence-embedding cosine) or visual."),
-    out: Path = typer.Option(..., "--out", help="Output matrix: .npy (dense, float32) or .npz with --top-k; the sidecar goes to OUT.json."),
+    out: Path = typer.Option(..., "--out", help="Output: dense .npy or chunked .zarr; with --top-k / --threshold, scipy.sparse .npz or "
+                                                "partitioned .parquet (query_id, item_id, score). The sidecar goes to OUT.json. Resumes an interrupted run."),
     level: Level = typer.Option(Level.caption, "--level", help="caption: captions x captions; video: videos x captions."),
     spacy_model: Optional[str] = typer.Option(None, "--spacy-model", help="spaCy pipeline (installed package name or path). [default: en_core_web_sm]"),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/proxies.yaml)."),
@@ -56,18 +61,21 @@ def proxies(
     embedding_model: Optional[str] = typer.Option(None, "--embedding-model", help="sentence-transformers model name or local path."),
     classes: Optional[list[str]] = typer.Option(None, "--classes", help="SYN: TAG=classes.csv (id,key,instances; repeatable) replacing WordNet senses for that part of speech."),
     dtype: Optional[str] = typer.Option(None, "--dtype", help="float32 (default) or float64."),
-    top_k: Optional[int] = typer.Option(None, "--top-k", min=1, help="Keep only the k largest values per row, as a sparse .npz."),
+    top_k: Optional[int] = typer.Option(None, "--top-k", min=1, help="Keep only the k largest values per row (.npz or .parquet)."),
+    threshold: Optional[float] = typer.Option(None, "--threshold", help="Keep only the values >= T, in [0, 1] (.npz or .parquet)."),
     block_mb: Optional[int] = typer.Option(None, "--block-mb", min=1, help="Memory budget of one block of rows, MiB."),
     n_process: Optional[int] = typer.Option(None, "--n-process", min=1, help="spaCy worker processes."),
     batch_size: Optional[int] = typer.Option(None, "--batch-size", min=1, help="spaCy batch size."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
 ):
     """Build a semantic-similarity relevance matrix from captions (Wray et al. §4.4) for nDCG."""
     from tvrbench.io.captions import read_captions
     from tvrbench.proxies import build_proxy, load_config, write_proxy
-    from tvrbench.proxies.matrix import check_output
     from tvrbench.proxies.learned import read_features
+    from tvrbench.proxies.storage import check_output
 
-    check_output(out, top_k)  # before any work
+    check_output(out, top_k, threshold)  # before any work
     class_files = None
     if classes:
         if any("=" not in item for item in classes):
@@ -78,10 +86,11 @@ def proxies(
     table = read_captions(captions)
     n_videos = len(table.distinct_videos())
     loaded = read_features(features, n_videos) if features is not None else None
-    matrix = build_proxy(table.texts, proxy.value, level.value, caption_ids=table.caption_ids, video_ids=table.video_ids,
-                         config=settings, features=loaded)
-    started = time.perf_counter()
-    write_proxy(matrix, out, settings.dtype, settings.block_mb, top_k)
+    with dask_client(workers, scheduler) as client:  # a scheduler that does not answer stops the run before the build
+        matrix = build_proxy(table.texts, proxy.value, level.value, caption_ids=table.caption_ids, video_ids=table.video_ids,
+                             config=settings, features=loaded)
+        started = time.perf_counter()
+        write_proxy(matrix, out, settings.dtype, settings.block_mb, top_k, threshold, client)
     seconds = {**matrix.seconds, "matrix": time.perf_counter() - started}
     timing = ", ".join(f"{name} {value:.2f} s" for name, value in seconds.items())
     rows, columns = matrix.shape

@@ -13,15 +13,17 @@ with S(video i, caption j) = 1 when caption j belongs to video i, else the proxy
 (its words present in >= 25% of its captions; for METEOR the match kernel
 ½[mean_x k(x, y) + max_x k(x, y)] over its captions x) and caption j.
 
-Files: ``M.npy`` (float32 unless asked otherwise; or ``M.npz``, a scipy.sparse CSR of the top k per row)
-and the sidecar ``M.json``, whose layout is stable (``format: 1``)::
+Files: ``M.npy`` (dense, float32 unless asked otherwise), ``M.zarr`` (dense, a chunked Zarr store),
+``M.npz`` (a scipy.sparse CSR of the top k per row and/or the values above a threshold) or ``M.parquet``
+(the same cells as a folder of Parquet files ``query_id, item_id, score``, one per block of rows;
+:func:`read_proxy_cells` reads it back), and the sidecar ``M.json``, whose layout is stable (``format: 1``)::
 
     {"format": 1,
      "signature": "tvrbench:0.1.0|numpy:...|proxy:bow|level:caption|captions:1000:ab12...|...",
      "proxy": "bow", "level": "caption" | "video",
      "rows": "captions" | "videos", "columns": "captions",
      "shape": [n_rows, n_columns], "dtype": "float32",
-     "storage": "dense" | "top-K per row (scipy.sparse CSR .npz)",
+     "storage": "dense" | "top-K per row (scipy.sparse CSR .npz)" | ...,   # what the file holds
      "row_ids": [...], "col_ids": [...],
      "col_videos": [...] | null}      # the video of each column caption, when known
 
@@ -29,8 +31,9 @@ and the sidecar ``M.json``, whose layout is stable (``format: 1``)::
 """
 
 from tvrbench.proxies.config import ProxyConfig, load_config
-from tvrbench.proxies.matrix import LEVELS, PROXIES, ProxyMatrix, build_proxy, proxy_matrix, read_proxy, write_proxy
+from tvrbench.proxies.matrix import LEVELS, PROXIES, ProxyMatrix, build_proxy, proxy_matrix, read_proxy
 from tvrbench.proxies.parsing import ParsedCaptions, parse_captions
+from tvrbench.proxies.storage import read_proxy_cells, write_proxy
 
 __all__ = [
     "LEVELS",
@@ -43,5 +46,6 @@ __all__ = [
     "parse_captions",
     "proxy_matrix",
     "read_proxy",
+    "read_proxy_cells",
     "write_proxy",
 ]

@@ -1,9 +1,10 @@
-"""Build a proxy matrix (one proxy, caption or video level), compute it in row blocks, write it with its sidecar."""
+"""Build a proxy matrix (one proxy, caption or video level) and compute it in row blocks; read a written one back.
+
+Writing (``.npy``, ``.zarr``, ``.parquet``, ``.npz``; here or on a Dask cluster) is in :mod:`tvrbench.proxies.storage`.
+"""
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -13,13 +14,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from tvrbench.errors import InputError
-from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.io.files import read_json_object, string_list
 from tvrbench.proxies.config import ProxyConfig
 from tvrbench.proxies.parsing import ParsedCaptions, check_texts, parse_captions, pipeline_name
 from tvrbench.proxies.video import VideoGroups
 from tvrbench.signature import Signature, file_digest, text_digest
-from tvrbench.progress import track
 
 SET_PROXIES = ("bow", "pos", "syn")
 PROXIES = (*SET_PROXIES, "met", "embedding", "visual")
@@ -72,7 +71,7 @@ class ProxyMatrix:
             out[rows] = values
         return np.empty(self.shape, dtype=dtype) if out is None else out
 
-    def sidecar(self, dtype: str, top_k: int | None = None) -> dict:
+    def sidecar(self, dtype: str, storage: str = "dense") -> dict:
         return {
             "format": SIDECAR_FORMAT,
             "signature": str(self.signature),
@@ -82,7 +81,7 @@ class ProxyMatrix:
             "columns": "captions",
             "shape": list(self.shape),
             "dtype": dtype,
-            "storage": "dense" if top_k is None else f"top-{top_k} per row (scipy.sparse CSR .npz)",
+            "storage": storage,
             "row_ids": self.row_ids,
             "col_ids": self.col_ids,
             "col_videos": self.col_videos,
@@ -218,24 +217,6 @@ def sidecar_path(out: str | Path) -> Path:
     return Path(out).with_suffix(".json")
 
 
-def write_proxy(matrix: ProxyMatrix, out: str | Path, dtype: str = "float32", block_mb: float = 256,
-                top_k: int | None = None) -> Path:
-    """Write ``out`` (.npy, or .npz top-k) and its sidecar ``out.json``; atomic, and resumable when dense.
-
-    A dense matrix is filled block by block in ``OUT.partial`` whose progress is recorded in
-    ``OUT.partial.json``; after an interruption, the same command continues from the last finished
-    block. The file is renamed into place only when complete.
-    """
-    out = Path(out)
-    check_output(out, top_k)
-    if top_k is not None:
-        _write_top_k(matrix, out, dtype, block_mb, top_k)
-    else:
-        _write_dense(matrix, out, dtype, block_mb)
-    write_json(sidecar_path(out), matrix.sidecar(dtype, top_k))
-    return out
-
-
 def read_proxy(path: str | Path) -> tuple[np.ndarray, dict]:
     """A dense proxy matrix (memory-mapped, never unpickled) and its sidecar, checked against each other."""
     path = Path(path)
@@ -254,70 +235,3 @@ def read_proxy(path: str | Path) -> tuple[np.ndarray, dict]:
     string_list(sidecar, "row_ids", sidecar_file, matrix.shape[0])
     string_list(sidecar, "col_ids", sidecar_file, matrix.shape[1])
     return matrix, sidecar
-
-
-def check_output(out: Path, top_k: int | None) -> None:
-    """A dense matrix goes to .npy, a top-k one to .npz."""
-    wanted = ".npy" if top_k is None else ".npz"
-    if Path(out).suffix != wanted:
-        kind = "a dense matrix is written as .npy" if top_k is None else "a top-k matrix is written as scipy.sparse .npz"
-        raise InputError(out, f"{kind}: name the output FILE{wanted}")
-
-
-def _resumable(previous, state: dict, partial: Path, shape: tuple[int, int], dtype: str) -> bool:
-    """A progress file of this very run whose partial matrix has the size it promises (else start over)."""
-    if not isinstance(previous, dict) or {k: previous.get(k) for k in state} != state:
-        return False
-    done, offset = previous.get("rows_done"), previous.get("offset")
-    if not (isinstance(done, int) and isinstance(offset, int) and 0 <= done <= shape[0] and offset > 0):
-        return False
-    return partial.stat().st_size == offset + shape[0] * shape[1] * np.dtype(dtype).itemsize
-
-
-def _write_dense(matrix: ProxyMatrix, out: Path, dtype: str, block_mb: float) -> None:
-    """Blocks go straight to their place in a preallocated ``.npy`` (positioned writes, so memory stays
-    one block whatever the matrix size); ``OUT.partial.json`` records how many rows are done."""
-    partial = out.with_name(out.name + ".partial")
-    progress = out.with_name(out.name + ".partial.json")
-    state = {"signature": str(matrix.signature), "shape": list(matrix.shape), "dtype": dtype}
-    previous = None
-    if partial.is_file() and progress.is_file():
-        try:
-            previous = json.loads(progress.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):  # unreadable or not JSON: start over
-            previous = None
-    if _resumable(previous, state, partial, matrix.shape, dtype):
-        done, offset = int(previous["rows_done"]), int(previous["offset"])
-    else:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        header = np.lib.format.open_memmap(partial, mode="w+", dtype=dtype, shape=matrix.shape)
-        done, offset = 0, int(header.offset)
-        del header
-        write_json(progress, {**state, "offset": offset, "rows_done": 0})
-    row_bytes = matrix.shape[1] * np.dtype(dtype).itemsize
-    with open(partial, "r+b") as handle:
-        blocks = matrix.blocks(block_mb, start=done)
-        for rows, values in track(blocks, f"{matrix.proxy} matrix blocks", total=-(-(matrix.shape[0] - done) // matrix.block_rows(block_mb))):
-            handle.seek(offset + rows.start * row_bytes)
-            handle.write(np.ascontiguousarray(values, dtype=dtype).tobytes())
-            handle.flush()
-            os.fsync(handle.fileno())
-            write_json(progress, {**state, "offset": offset, "rows_done": rows.stop})
-    os.replace(partial, out)
-    progress.unlink()
-
-
-def _write_top_k(matrix: ProxyMatrix, out: Path, dtype: str, block_mb: float, top_k: int) -> None:
-    k = min(top_k, matrix.shape[1])
-    indices, values = [], []
-    for _, block in matrix.blocks(block_mb):
-        order = np.argsort(-block, axis=1, kind="stable")[:, :k]  # ties: lower column first
-        indices.append(order)
-        values.append(np.take_along_axis(block, order, axis=1))
-    columns = np.concatenate(indices).ravel()
-    data = np.concatenate(values).ravel().astype(dtype)
-    indptr = np.arange(0, matrix.shape[0] * k + 1, k)
-    sparse = sp.csr_matrix((data, columns, indptr), shape=matrix.shape)
-    sparse.sort_indices()
-    with atomic_write(out, "wb") as handle:
-        sp.save_npz(handle, sparse, compressed=True)

@@ -8,9 +8,9 @@ facts that say what a row is. Columns, by kind:
 * ``contrast`` (JSONL records): ``caption_id, video_id, original, contrast, kind``; ``edit`` as a
   list of ``{from, to, tokens, chars, contrast_chars}``; ``filters`` and ``details`` (free-form
   objects whose keys vary by kind) as JSON text.
-* ``relevance`` (``.npy`` / top-k ``.npz`` matrices): ``row_id, column_id, relevance`` for every
-  cell above 0 (``long``), or ``row_id, rank, column_id, relevance`` for each row's k largest
-  (``top-k``, ties by column order).
+* ``relevance`` (``.npy`` / top-k ``.npz`` matrices, ``.parquet`` proxy folders): ``row_id,
+  column_id, relevance`` for every cell above 0 (``long``), or ``row_id, rank, column_id,
+  relevance`` for each row's k largest (``top-k``, ties by column order).
 * ``qrels`` (TREC qrels, or FIRE labels converted by :func:`tvrbench.evaluation.fire.fire_to_qrels`):
   ``query_id, video_id, relevance``; from FIRE also ``query`` (the caption text) and ``dataset``.
 * ``results`` (``tvrbench evaluate --json``, or a ``{"models": {name: ...}}`` file such as the
@@ -164,7 +164,11 @@ def contrast_artifact(path: str | Path, name: str | None = None) -> Artifact:
 
 
 def _load_matrix(path: Path):
-    """Dense ``.npy`` (memory-mapped) or scipy.sparse ``.npz``; never unpickles."""
+    """Dense ``.npy`` (memory-mapped), scipy.sparse ``.npz`` or a Parquet proxy folder; never unpickles."""
+    if path.is_dir():
+        from tvrbench.proxies.storage import read_proxy_cells
+
+        return read_proxy_cells(path)[0]
     _require_file(path)
     if path.suffix.lower() == ".npz":
         import scipy.sparse as sp
