@@ -105,10 +105,10 @@ class Signature:
         """The signature written as ``text`` (nested or not); a value keeps any ``:`` after the first."""
         signature = cls.__new__(cls)
         signature.fields = {}
-        separator = "|" if "|" in text else ";"  # a nested signature given alone
-        for field in text.strip().split(separator):
-            key, separator, value = field.partition(":")
-            if not separator or not key:
+        between_fields = "|" if "|" in text else ";"  # ";": a nested signature given alone
+        for field in text.strip().split(between_fields):
+            key, colon, value = field.partition(":")
+            if not colon or not key:
                 raise ValueError(f"not a signature field: {field!r} (expected key:value)")
             signature.fields[key] = value
         return signature
