@@ -44,8 +44,8 @@ def demo_out(tmp_path_factory) -> Path:
 
 
 def test_results_are_the_engine_with_fire_labels_and_syn_relevance(demo_out):
-    from tvrbench.cli.evaluate import load_relevance
     from tvrbench.evaluation import Judgments, evaluate
+    from tvrbench.io.inputs import load_relevance
 
     results = json.loads((demo_out / "results.json").read_text())
     assert list(results["models"]) == list(MODELS) and results["signature"].startswith("tvrbench:")

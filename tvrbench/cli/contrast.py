@@ -8,9 +8,11 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
+from tvrbench.cli.inputs import reads_captions
 from tvrbench.cli.outputs import Writes, beside, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
+from tvrbench.io.inputs import CaptionsReading
 
 contrast = typer.Typer(help="Generate contrast captions: gender swaps, LSMDC person-ID swaps, verb-phrase swaps.", no_args_is_help=True)
 app.add_typer(contrast, name="contrast")
@@ -33,7 +35,9 @@ def _report(out: Path, sidecar: dict) -> None:
 
 @contrast.command()
 @writes(out=CONTRAST_OUT)
+@reads_captions
 def gender(
+    reading: CaptionsReading,
     captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP),
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
@@ -44,19 +48,20 @@ def gender(
     """Swap exactly one gendered noun (SPEC §5 table) and the pronouns of its gender."""
     from tvrbench.generators import gender_contrasts
     from tvrbench.generators.config import GenderConfig, load_config
-    from tvrbench.io.captions import read_captions
 
     settings = load_config(config, GenderConfig)
     if seed is not None:
         settings = settings.model_copy(update={"seed": seed})
     with dask_client(workers, scheduler) as client:
-        _, sidecar = gender_contrasts(read_captions(captions), out, settings, client)
+        _, sidecar = gender_contrasts(reading.read(captions), out, settings, client)
     _report(out, sidecar)
 
 
 @contrast.command("id")
 @writes(out=CONTRAST_OUT)
+@reads_captions
 def person_id(
+    reading: CaptionsReading,
     captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP + " Names in the text; optional 'movie' column."),
     characters: Path = typer.Option(..., "--characters", help="CSV with columns movie,name,gender."),
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
@@ -69,20 +74,21 @@ def person_id(
     """Swap the first character name for another of the same movie and gender (later names: 50 %)."""
     from tvrbench.generators import id_contrasts
     from tvrbench.generators.config import PersonIdConfig, load_config
-    from tvrbench.io.captions import read_captions
 
     settings = load_config(config, PersonIdConfig)
     if seed is not None:
         settings = settings.model_copy(update={"seed": seed})
-    train = read_captions(train_captions) if train_captions else None
+    train = reading.read(train_captions, filter_videos=False) if train_captions else None
     with dask_client(workers, scheduler) as client:
-        _, sidecar = id_contrasts(read_captions(captions), characters, out, settings, train, client)
+        _, sidecar = id_contrasts(reading.read(captions), characters, out, settings, train, client)
     _report(out, sidecar)
 
 
 @contrast.command()
 @writes(out=CONTRAST_OUT)
+@reads_captions
 def verb(
+    reading: CaptionsReading,
     captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP),
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
     generator: Optional[str] = typer.Option(None, "--generator", help="wordnet (offline) or t5. [default: wordnet]"),
@@ -97,7 +103,6 @@ def verb(
     """Replace one verb phrase: candidates ranked by a language model, through Park et al.'s filters (App. A.3)."""
     from tvrbench.generators import verb_contrasts
     from tvrbench.generators.config import VerbConfig, load_config
-    from tvrbench.io.captions import read_captions
 
     settings = load_config(config, VerbConfig)
     if generator is not None and generator not in ("wordnet", "t5"):
@@ -115,15 +120,17 @@ def verb(
     if seed is not None:
         update["seed"] = seed
     settings = settings.model_copy(update=update)
-    train = read_captions(train_captions) if train_captions else None
+    train = reading.read(train_captions, filter_videos=False) if train_captions else None
     with dask_client(workers, scheduler) as client:
-        _, sidecar = verb_contrasts(read_captions(captions), out, settings, train, client)
+        _, sidecar = verb_contrasts(reading.read(captions), out, settings, train, client)
     _report(out, sidecar)
 
 
 @contrast.command("finetune-t5")
 @writes(out=FINETUNE_OUT)
+@reads_captions
 def finetune_t5(
+    reading: CaptionsReading,
     train_captions: Path = typer.Option(..., "--train-captions", help="Training captions whose verb phrases T5 learns to fill."),
     out: Path = typer.Option(..., "--out", help="Folder for the fine-tuned model (written complete or not at all)."),
     model: str = typer.Option("t5-base", "--model", help="T5 model to start from, hub name or local folder."),
@@ -135,11 +142,10 @@ def finetune_t5(
     from tvrbench.generators.t5 import finetune_t5 as run_finetune
     from tvrbench.generators.t5 import span_corruption_examples
     from tvrbench.generators.verb import VerbPhrases
-    from tvrbench.io.captions import read_captions
     from tvrbench.resources import spacy_pipeline
 
     settings = load_config(config, FinetuneConfig)
-    table = read_captions(train_captions)
+    table = reading.read(train_captions)
     check_texts(table)
     nlp = spacy_pipeline("en_core_web_sm")
     examples = span_corruption_examples(nlp.pipe(table.texts, batch_size=256), VerbPhrases(nlp))

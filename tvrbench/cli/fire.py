@@ -2,7 +2,7 @@
 
 Every subcommand prints its table, writes ``--json`` (with a signature) and, given ``--plots DIR``,
 the paper's figure as PNG and SVG. Models are given as ``--scores NAME=PATH`` (a ``.npy`` score
-matrix or a TREC run; without ``NAME=`` the file name minus a ``scores_`` prefix is the name).
+matrix or a TREC run, named as :mod:`tvrbench.io.inputs` says).
 Each command reads its inputs, calls its analysis in :mod:`tvrbench.evaluation.fire` and writes its result.
 """
 
@@ -15,12 +15,13 @@ import typer
 
 from tvrbench.cli import app
 from tvrbench.cli.fire_labels import labels_app
-from tvrbench.cli.inputs import (BOOTSTRAP_METRICS, CONFIG, DATASET, FIRE_FILE, FIRE_REQUIRED, JSON_OUT, METRICS, ONE_MODEL,
-                                 PLOTS, QUERIES, SCORES, SEED, VIDEOS, read_fire_settings, read_inputs,
-                                 split_list)
-from tvrbench.cli.outputs import FILE, FOLDER, print_result, save_figures, write_result, writes, written
+from tvrbench.cli.inputs import (BOOTSTRAP_METRICS, CONFIG, FIRE_DATASET, FIRE_DATASET_FILTER, FIRE_FILE, FIRE_REQUIRED,
+                                 JSON_OUT, METRICS, ONE_MODEL, PLOTS, QUERIES, SCORES, SEED, VIDEOS, read_fire_settings,
+                                 read_inputs, reads_captions, split_list)
+from tvrbench.cli.outputs import FILE, FOLDER, write_result, writes, written
 from tvrbench.errors import InputError
-from tvrbench.io.atomic import atomic_write, write_json
+from tvrbench.io.atomic import atomic_write
+from tvrbench.io.inputs import CaptionsReading
 
 fire = typer.Typer(help="FIRE relevance labels: agreement, Table 1, overlap, pooling bias, bootstrap, length, "
                         "train-test overlap, annotation queue, qrels conversion.", no_args_is_help=True)
@@ -31,7 +32,7 @@ fire.add_typer(labels_app, name="labels")
 @writes(json_out=FILE)
 def agreement(
     fire_path: Path = FIRE_REQUIRED,
-    dataset: Optional[str] = typer.Option(None, "--dataset", help="Only this dataset (default: every dataset in the file)."),
+    dataset: Optional[str] = FIRE_DATASET_FILTER,
     rule: Optional[str] = typer.Option(None, "--rule", help="Label rule: file (default), majority, any, unanimous."),
     config: Optional[Path] = CONFIG, json_out: Optional[Path] = JSON_OUT,
 ):
@@ -45,9 +46,10 @@ def agreement(
 
 @fire.command()
 @writes(json_out=FILE, csv_out=FILE)
+@reads_captions
 def compare(
-    queries: Path = QUERIES, videos: Path = VIDEOS, scores: list[str] = SCORES,
-    fire_path: Path = FIRE_REQUIRED, dataset: Optional[str] = DATASET,
+    reading: CaptionsReading, queries: Path = QUERIES, videos: Path = VIDEOS, scores: list[str] = SCORES,
+    fire_path: Path = FIRE_REQUIRED, dataset: Optional[str] = FIRE_DATASET,
     metrics: Optional[str] = METRICS,
     ties: Optional[str] = typer.Option(None, "--ties", help="stable (default), optimistic, pessimistic, average."),
     ap: Optional[str] = typer.Option(None, "--ap", help="standard (default) or fire."),
@@ -58,7 +60,7 @@ def compare(
     from tvrbench.evaluation.fire.compare import compare_analysis
 
     settings = read_fire_settings(config, None, metrics=split_list(metrics), ties=ties, ap=ap)
-    inputs = read_inputs(queries, videos, scores, fire_path, dataset)
+    inputs = read_inputs(reading, queries, videos, scores, fire_path, dataset)
     result = compare_analysis(inputs.models, inputs.judgments, settings)
     write_result(result, json_out)
     if csv_out:
@@ -69,8 +71,9 @@ def compare(
 
 @fire.command()
 @writes(json_out=FILE)
+@reads_captions
 def overlap(
-    queries: Path = QUERIES, videos: Path = VIDEOS, scores: list[str] = SCORES,
+    reading: CaptionsReading, queries: Path = QUERIES, videos: Path = VIDEOS, scores: list[str] = SCORES,
     k: Optional[int] = typer.Option(None, "--k", help="Depth of the compared lists [default: 10]."),
     p: Optional[float] = typer.Option(None, "--p", help="RBO persistence [default: 0.9]."),
     variant: Optional[str] = typer.Option(None, "--variant", help="RBO variant: ext (default), min, trunc."),
@@ -80,7 +83,7 @@ def overlap(
     from tvrbench.evaluation.fire.overlap import overlap_analysis
 
     settings = read_fire_settings(config, "overlap", k=k, rbo_p=p, rbo_variant=variant)
-    inputs = read_inputs(queries, videos, scores, fire_required=False)
+    inputs = read_inputs(reading, queries, videos, scores, fire_required=False)
     if len(inputs.models) < 2:
         raise InputError(None, "overlap compares models: give --scores at least twice")
     write_result(overlap_analysis(inputs.models, settings, inputs.sources), json_out)
@@ -88,10 +91,11 @@ def overlap(
 
 @fire.command()
 @writes(json_out=FILE)
+@reads_captions
 def pooling(
-    queries: Path = QUERIES, videos: Path = VIDEOS, scores: list[str] = SCORES,
+    reading: CaptionsReading, queries: Path = QUERIES, videos: Path = VIDEOS, scores: list[str] = SCORES,
     fire_path: Path = typer.Option(..., "--fire", help="FIRE JSON file; model names must match its 'models' field."),
-    dataset: Optional[str] = DATASET,
+    dataset: Optional[str] = FIRE_DATASET,
     metrics: Optional[str] = METRICS,
     config: Optional[Path] = CONFIG, json_out: Optional[Path] = JSON_OUT,
 ):
@@ -99,15 +103,16 @@ def pooling(
     from tvrbench.evaluation.fire.pooling import pooling_analysis
 
     settings = read_fire_settings(config, None, metrics=split_list(metrics))
-    inputs = read_inputs(queries, videos, scores, fire_path, dataset)
+    inputs = read_inputs(reading, queries, videos, scores, fire_path, dataset)
     write_result(pooling_analysis(inputs.models, inputs.captions, inputs.video_ids, inputs.labels, settings), json_out)
 
 
 @fire.command()
 @writes(json_out=FILE, plots=FOLDER)
+@reads_captions
 def bootstrap(
-    queries: Path = QUERIES, videos: Path = VIDEOS, scores: str = ONE_MODEL,
-    fire_path: Optional[Path] = FIRE_FILE, dataset: Optional[str] = DATASET,
+    reading: CaptionsReading, queries: Path = QUERIES, videos: Path = VIDEOS, scores: str = ONE_MODEL,
+    fire_path: Optional[Path] = FIRE_FILE, dataset: Optional[str] = FIRE_DATASET,
     sizes: Optional[str] = typer.Option(None, "--sizes", help="Comma-separated sample sizes [default: 500,1000,3000]."),
     resamples: Optional[int] = typer.Option(None, "--resamples", help="Resamples per size [default: 10000]."),
     seed: Optional[int] = SEED,
@@ -119,7 +124,7 @@ def bootstrap(
 
     settings = read_fire_settings(config, "bootstrap", sizes=split_list(sizes, int), resamples=resamples, seed=seed,
                                   metrics=split_list(metrics))
-    inputs = read_inputs(queries, videos, [scores], fire_path, dataset, fire_required=False)
+    inputs = read_inputs(reading, queries, videos, [scores], fire_path, dataset, fire_required=False)
     name, matrix = inputs.model
     result = bootstrap_analysis(matrix, inputs.judgments, settings, name, inputs.sources)
     write_result(result, json_out, plots, settings.plots)
@@ -127,9 +132,10 @@ def bootstrap(
 
 @fire.command()
 @writes(json_out=FILE)
+@reads_captions
 def paired(
-    queries: Path = QUERIES, videos: Path = VIDEOS, scores: list[str] = SCORES,
-    fire_path: Optional[Path] = FIRE_FILE, dataset: Optional[str] = DATASET,
+    reading: CaptionsReading, queries: Path = QUERIES, videos: Path = VIDEOS, scores: list[str] = SCORES,
+    fire_path: Optional[Path] = FIRE_FILE, dataset: Optional[str] = FIRE_DATASET,
     resamples: Optional[int] = typer.Option(None, "--resamples", help="Resamples [default: 10000]."),
     seed: Optional[int] = SEED,
     metrics: Optional[str] = BOOTSTRAP_METRICS,
@@ -139,16 +145,17 @@ def paired(
     from tvrbench.evaluation.fire.bootstrap import paired_analysis
 
     settings = read_fire_settings(config, "bootstrap", resamples=resamples, seed=seed, metrics=split_list(metrics))
-    inputs = read_inputs(queries, videos, scores, fire_path, dataset, fire_required=False)
+    inputs = read_inputs(reading, queries, videos, scores, fire_path, dataset, fire_required=False)
     models = inputs.pair("the paired test")
     write_result(paired_analysis(models, inputs.judgments, settings, inputs.sources), json_out)
 
 
 @fire.command()
 @writes(json_out=FILE, plots=FOLDER)
+@reads_captions
 def length(
-    queries: Path = QUERIES, videos: Path = VIDEOS, scores: list[str] = SCORES,
-    fire_path: Path = FIRE_REQUIRED, dataset: Optional[str] = DATASET,
+    reading: CaptionsReading, queries: Path = QUERIES, videos: Path = VIDEOS, scores: list[str] = SCORES,
+    fire_path: Path = FIRE_REQUIRED, dataset: Optional[str] = FIRE_DATASET,
     metric: Optional[str] = typer.Option(None, "--metric", help="Correctness metric per query [default: C@1]."),
     unit: Optional[str] = typer.Option(None, "--unit", help="Length bins of Figure 3 in characters (default) or words."),
     bin_width: Optional[int] = typer.Option(None, "--bin-width", help="Bin width [default: 20]."),
@@ -158,16 +165,17 @@ def length(
     from tvrbench.evaluation.fire.length import length_analysis
 
     settings = read_fire_settings(config, "length", metric=metric, unit=unit, bin_width=bin_width)
-    inputs = read_inputs(queries, videos, scores, fire_path, dataset)
+    inputs = read_inputs(reading, queries, videos, scores, fire_path, dataset)
     result = length_analysis(inputs.pair(), inputs.judgments, inputs.captions, settings, inputs.dataset, inputs.sources)
     write_result(result, json_out, plots, settings.plots)
 
 
 @fire.command()
 @writes(json_out=FILE, plots=FOLDER)
+@reads_captions
 def ranks(
-    queries: Path = QUERIES, videos: Path = VIDEOS, scores: str = ONE_MODEL,
-    fire_path: Path = FIRE_REQUIRED, dataset: Optional[str] = DATASET,
+    reading: CaptionsReading, queries: Path = QUERIES, videos: Path = VIDEOS, scores: str = ONE_MODEL,
+    fire_path: Path = FIRE_REQUIRED, dataset: Optional[str] = FIRE_DATASET,
     max_rank: int = typer.Option(50, "--max-rank", min=1, help="Ranks beyond this are gathered in one bar."),
     config: Optional[Path] = CONFIG, json_out: Optional[Path] = JSON_OUT, plots: Optional[Path] = PLOTS,
 ):
@@ -176,7 +184,7 @@ def ranks(
     from tvrbench.evaluation.fire.ranks import ranks_analysis
 
     settings = load_config(config)  # for the plots only: no metric of it is used
-    inputs = read_inputs(queries, videos, [scores], fire_path, dataset)
+    inputs = read_inputs(reading, queries, videos, [scores], fire_path, dataset)
     name, matrix = inputs.model
     write_result(ranks_analysis(matrix, inputs.judgments, max_rank, name, inputs.dataset, inputs.sources), json_out, plots,
                  settings.plots)
@@ -184,13 +192,14 @@ def ranks(
 
 @fire.command("overlap-train")
 @writes(json_out=FILE, plots=FOLDER)
+@reads_captions
 def overlap_train(
-    queries: Path = QUERIES,
+    reading: CaptionsReading, queries: Path = QUERIES,
     train: Path = typer.Option(..., "--train", help="Training captions (any captions format)."),
     fit_on: Optional[str] = typer.Option(None, "--fit-on", help="Fit TF-IDF on test (default, the paper), train or both."),
     videos: Optional[Path] = typer.Option(None, "--videos", help="For Figure 8: video ids of the score matrices."),
     scores: Optional[list[str]] = typer.Option(None, "--scores", help="For Figure 8: NAME=PATH of two models."),
-    fire_path: Optional[Path] = FIRE_FILE, dataset: Optional[str] = DATASET,
+    fire_path: Optional[Path] = FIRE_FILE, dataset: Optional[str] = FIRE_DATASET,
     config: Optional[Path] = CONFIG, json_out: Optional[Path] = JSON_OUT, plots: Optional[Path] = PLOTS,
 ):
     """Appendix D: mean top-10 character 5-gram TF-IDF similarity to train captions; Table 7 correlations.
@@ -198,33 +207,29 @@ def overlap_train(
     With --videos, --fire and two --scores, also Figure 8: who is right (C@5) per similarity bin.
     """
     from tvrbench.evaluation.fire.train_overlap import train_overlap_analysis
-    from tvrbench.io.captions import read_captions
 
     settings = read_fire_settings(config, "train_overlap", fit_on=fit_on)
     inputs = None
     if scores:
         if videos is None or fire_path is None:
             raise InputError(None, "Figure 8 needs --videos and --fire with the two --scores")
-        inputs = read_inputs(queries, videos, scores, fire_path, dataset)
+        inputs = read_inputs(reading, queries, videos, scores, fire_path, dataset)
     figure8 = {"scores": inputs.pair(), "judgments": inputs.judgments, "dataset": inputs.dataset} if inputs else {}
-    result = train_overlap_analysis(inputs.captions if inputs else read_captions(queries), read_captions(train), settings,
+    test_captions, train_captions = inputs.captions if inputs else reading.read(queries), reading.read(train, filter_videos=False)
+    result = train_overlap_analysis(test_captions, train_captions, settings,
                                     sources={"queries": queries, "train": train, "fire": fire_path}, **figure8)
-    print_result(result)
-    if plots:
-        save_figures(result, plots, settings.plots)
-    if json_out:
-        write_json(json_out, result.to_json())
-        written(json_out)
+    write_result(result, json_out, plots, settings.plots)
 
 
 @fire.command()
 @writes(out=FILE, json_out=FILE)
+@reads_captions
 def queue(
-    queries: Path = QUERIES, videos: Path = VIDEOS,
+    reading: CaptionsReading, queries: Path = QUERIES, videos: Path = VIDEOS,
     scores: str = typer.Option(..., "--scores", help="The new model's .npy score matrix or TREC run (NAME=PATH)."),
     fire_path: Path = typer.Option(..., "--fire", help="FIRE JSON file with the labels collected so far."),
     out: Path = typer.Option(..., "--out", help="Queue for annotators: .csv, or JSON Lines for any other suffix."),
-    dataset: Optional[str] = DATASET,
+    dataset: Optional[str] = FIRE_DATASET,
     k: Optional[int] = typer.Option(None, "--k", help="Depth of the top list to annotate [default: 10]."),
     effect_size: Optional[float] = typer.Option(None, "--effect-size", help="Difference to detect [default: 0.01]."),
     metric: Optional[str] = typer.Option(None, "--metric", help="Metric of the effect size [default: C@1]."),
@@ -235,7 +240,7 @@ def queue(
     from tvrbench.evaluation.fire.queue import queue_analysis, write_queue
 
     settings = read_fire_settings(config, "queue", k=k, effect_size=effect_size, metric=metric)
-    inputs = read_inputs(queries, videos, [scores], fire_path, dataset)
+    inputs = read_inputs(reading, queries, videos, [scores], fire_path, dataset)
     name, matrix = inputs.model
     result = queue_analysis(matrix, inputs.judgments, inputs.captions, inputs.video_ids, settings, name, all_queries,
                             inputs.sources)

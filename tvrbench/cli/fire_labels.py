@@ -8,32 +8,34 @@ from typing import Optional
 import numpy as np
 import typer
 
-from tvrbench.cli.inputs import CONFIG, FIRE_REQUIRED, read_fire_settings
+from tvrbench.cli.inputs import CONFIG, FIRE_DATASET_FILTER, FIRE_REQUIRED, read_fire_settings, reads_captions
 from tvrbench.cli.outputs import FILE, writes, written
+from tvrbench.io.inputs import CaptionsReading
 
 labels_app = typer.Typer(help="Convert FIRE JSON to TREC qrels and back.", no_args_is_help=True)
 
 
 @labels_app.command("to-qrels")
 @writes(out=FILE, metadata=FILE)
+@reads_captions
 def to_qrels(
+    reading: CaptionsReading,
     fire_path: Path = FIRE_REQUIRED,
     out: Path = typer.Option(..., "--out", help="TREC qrels to write."),
     metadata: Optional[Path] = typer.Option(None, "--metadata", help="Also write the sidecar 'to-fire' needs (query texts, votes, ids)."),
     queries: Optional[Path] = typer.Option(None, "--queries", help="Captions: use their caption ids as query ids."),
-    dataset: Optional[str] = typer.Option(None, "--dataset", help="Only this dataset."),
+    dataset: Optional[str] = FIRE_DATASET_FILTER,
     rule: Optional[str] = typer.Option(None, "--rule", help="file (default), majority, any, unanimous."),
     disagreements: Optional[str] = typer.Option(None, "--disagreements", help="omit (default), irrelevant, relevant, negative."),
     config: Optional[Path] = CONFIG,
 ):
     """Write FIRE labels as TREC qrels (relevant 1, irrelevant 0), optionally with a metadata sidecar."""
     from tvrbench.evaluation.fire.labels import fire_to_qrels, qrels_signature, write_metadata
-    from tvrbench.io.captions import read_captions
     from tvrbench.io.fire import read_fire
     from tvrbench.io.trec import write_qrels
 
     opts = read_fire_settings(config, "labels", rule=rule, disagreements=disagreements).labels
-    captions = read_captions(queries) if queries else None
+    captions = reading.read(queries) if queries else None
     qrels, sidecar, unmatched = fire_to_qrels(read_fire(fire_path, dataset), opts.rule, opts.disagreements, captions,
                                               provenance=metadata is not None)
     write_qrels(out, qrels)

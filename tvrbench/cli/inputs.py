@@ -1,11 +1,14 @@
-"""What the commands read: captions and video ids, models' scores (``--scores NAME=PATH``), FIRE labels
-and settings, with the options that name them, declared once so every command takes them the same way.
+"""The options every command shares, declared once, and the thin glue that reads them.
 
-Each reader turns a bad file or option into an :class:`~tvrbench.errors.InputError` (one line, exit 2).
+Commands that read captions take ``--format``, ``--video-list`` and ``--trust-pickle`` through
+:func:`reads_captions`; commands that read FIRE labels take ``--fire-dataset`` (alias ``--dataset``).
+The reading itself (``NAME=PATH``, scores, FIRE dataset, relevance) is :mod:`tvrbench.io.inputs`.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -16,6 +19,7 @@ import pydantic
 import typer
 
 from tvrbench.errors import InputError
+from tvrbench.io.inputs import CaptionsReading, ScoreMatrix, read_fire_dataset, read_score_matrices
 from tvrbench.io.outputs import safe_name
 
 QUERIES = typer.Option(..., "--queries", help="Captions (rows of the score matrices): CSV/TSV/JSONL or MSR-VTT files.")
@@ -24,13 +28,44 @@ SCORES = typer.Option(..., "--scores", help="NAME=PATH of a model's .npy score m
 ONE_MODEL = typer.Option(..., "--scores", help="The model's .npy score matrix or TREC run (NAME=PATH allowed).")
 FIRE_FILE = typer.Option(None, "--fire", help="FIRE JSON file.")
 FIRE_REQUIRED = typer.Option(..., "--fire", help="FIRE JSON file.")
-DATASET = typer.Option(None, "--dataset", help="Dataset of the FIRE file to use (MSRVTT, MSVD); needed if it has several.")
+FIRE_DATASET = typer.Option(None, "--fire-dataset", "--dataset",
+                            help="Dataset of the FIRE file to use (MSRVTT, MSVD) [default: the one matching the captions].")
+FIRE_DATASET_FILTER = typer.Option(None, "--fire-dataset", "--dataset", help="Only this dataset of the FIRE file [default: every one].")
 METRICS = typer.Option(None, "--metrics", help="Comma-separated engine metrics [default: C@1,C@5,C@10,AP].")
 BOOTSTRAP_METRICS = typer.Option(None, "--metrics", help="Comma-separated metrics [default: C@1,C@5,C@10].")
 SEED = typer.Option(None, "--seed", min=0, help="Random seed [default: 0].")
 CONFIG = typer.Option(None, "--config", help="YAML settings (a copy of configs/fire.yaml).")
 JSON_OUT = typer.Option(None, "--json", help="Write the results as JSON here.")
 PLOTS = typer.Option(None, "--plots", help="Write the figure(s) as PNG and SVG into this folder.")
+
+_CAPTIONS_OPTIONS = [
+    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
+    for name, annotation, option in (
+        ("captions_format", str, typer.Option("auto", "--format", help="Captions format: auto | generic | jsfusion | "
+                                                                       "msrvtt-json | msvd | lsmdc.")),
+        ("video_list", Optional[Path], typer.Option(None, "--video-list", help="MSVD: keep only the videos listed here "
+                                                                               "(test_list.txt).")),
+        ("trust_pickle", bool, typer.Option(False, "--trust-pickle", help="Allow MSVD's raw-captions.pkl (a pickle runs "
+                                                                          "code: only for files you trust).")),
+    )
+]
+
+
+def reads_captions(command):
+    """Give ``command`` the captions options (``--format``, ``--video-list``, ``--trust-pickle``); it
+    receives them as one :class:`~tvrbench.io.inputs.CaptionsReading` in its ``reading`` parameter."""
+    signature = inspect.signature(command)
+    kept = [parameter for name, parameter in signature.parameters.items() if name != "reading"]
+
+    @functools.wraps(command)
+    def with_reading(*, captions_format: str, video_list: Optional[Path], trust_pickle: bool, **options):
+        return command(reading=CaptionsReading(captions_format, video_list, trust_pickle), **options)
+
+    # Typer builds the options from the signature and the type hints (read from __annotations__).
+    with_reading.__signature__ = signature.replace(parameters=[*kept, *_CAPTIONS_OPTIONS])
+    with_reading.__annotations__ = {**{name: p.annotation for name, p in signature.parameters.items() if name != "reading"},
+                                    **{p.name: p.annotation for p in _CAPTIONS_OPTIONS}}
+    return with_reading
 
 
 def read_fire_settings(config: Optional[Path], section: str | None = None, **overrides):
@@ -74,63 +109,20 @@ def split_list(text: Optional[str], convert=str) -> Optional[list]:
         raise InputError(None, f"cannot read {text!r} as a comma-separated list") from None
 
 
-def captions_and_videos(queries: Path, videos: Path):
-    from tvrbench.io.captions import read_captions, read_video_ids
-
-    return read_captions(queries), read_video_ids(videos)
-
-
-def model_name(spec: str) -> tuple[str, Path]:
-    """``NAME=PATH``, or a bare path named by its file name minus a ``scores_`` prefix."""
-    name, separator, path = spec.partition("=")
-    if not separator:
-        path = spec
-        name = Path(spec).stem.removeprefix("scores_")
-    if not name or not path:
-        raise InputError(None, f"--scores {spec!r}: expected NAME=PATH")
-    return safe_name(name, "model name (it names plot files)"), Path(path)
-
-
-def read_models(specs: list[str], captions, video_ids) -> dict[str, np.ndarray]:
-    """Score matrices by model name; TREC runs become matrices (unretrieved pairs rank last)."""
-    from tvrbench.io.scores import read_scores
-    from tvrbench.io.trec import read_run, run_to_matrix
-
-    models: dict[str, np.ndarray] = {}
-    for spec in specs:
-        name, path = model_name(spec)
-        if name in models:
-            raise InputError(path, f"model name {name!r} is given twice; use NAME=PATH")
-        if path.suffix == ".npy":
-            models[name] = read_scores(path, shape=(len(captions), len(video_ids)))
-        else:
-            models[name] = run_to_matrix(read_run(path), captions.caption_ids, video_ids)
-    return models
-
-
-def read_fire_labels(path: Optional[Path], dataset: Optional[str], required: bool = True):
-    """FIRE labels of one dataset (the one named, or the file's only one); ``None`` when optional and not given."""
-    from tvrbench.io.fire import read_fire
-
-    if path is None:
-        if required:
-            raise InputError(None, "this analysis needs FIRE labels: give --fire F.json")
-        return None
-    labels = read_fire(path, dataset)
-    if dataset is None and len(labels.datasets()) > 1:
-        raise InputError(path, f"has datasets {', '.join(labels.datasets())}; choose one with --dataset")
-    return labels
-
-
 @dataclass
 class Inputs:
     """The files a command was given, read; ``sources`` names them for the result's signature."""
 
     captions: object
     video_ids: list[str]
-    models: dict[str, np.ndarray]
+    scores: dict[str, ScoreMatrix]
     labels: object  # FireLabels or None
     sources: dict[str, Optional[Path]]
+
+    @property
+    def models(self) -> dict[str, np.ndarray]:
+        """Score matrices by model name."""
+        return {name: scores.values for name, scores in self.scores.items()}
 
     @cached_property
     def judgments(self):
@@ -157,11 +149,18 @@ class Inputs:
         return self.models
 
 
-def read_inputs(queries: Path, videos: Path, scores: list[str] = (), fire: Optional[Path] = None,
+def read_inputs(reading: CaptionsReading, queries: Path, videos: Path, scores: list[str] = (), fire: Optional[Path] = None,
                 dataset: Optional[str] = None, fire_required: bool = True) -> Inputs:
-    """Captions, video ids, the ``--scores`` models and the FIRE labels (``None`` when optional and not given)."""
-    captions, video_ids = captions_and_videos(queries, videos)
-    models = read_models(scores, captions, video_ids)
-    labels = read_fire_labels(fire, dataset, fire_required)
-    one_model = model_name(scores[0])[1] if len(scores) == 1 else None
+    """Captions, video ids, the ``--scores`` models (their names name plot files) and the FIRE labels
+    of one dataset (``None`` when optional and not given)."""
+    from tvrbench.io.captions import read_video_ids
+
+    captions, video_ids = reading.read(queries), read_video_ids(videos)
+    models = read_score_matrices(scores, "--scores", captions.caption_ids, video_ids)
+    for name in models:
+        safe_name(name, "model name (it names plot files)")
+    if fire is None and fire_required:
+        raise InputError(None, "this analysis needs FIRE labels: give --fire F.json")
+    labels = None if fire is None else read_fire_dataset(fire, captions, dataset)
+    one_model = next(iter(models.values())).source if len(models) == 1 else None
     return Inputs(captions, video_ids, models, labels, {"queries": queries, "videos": videos, "scores": one_model, "fire": fire})

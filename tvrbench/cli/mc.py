@@ -9,7 +9,9 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
+from tvrbench.cli.inputs import reads_captions
 from tvrbench.cli.outputs import FILE, beside, writes
+from tvrbench.io.inputs import CaptionsReading
 
 mc = typer.Typer(help="Multiple-choice splits: build (Random / Gender / ID / Verb MC), import human TSVs, score.", no_args_is_help=True)
 app.add_typer(mc, name="mc")
@@ -29,7 +31,9 @@ def _settings(config: Optional[Path], seed: Optional[int], same_movie: bool = Fa
 
 @mc.command()
 @writes(out=beside(".json"))
+@reads_captions
 def build(
+    reading: CaptionsReading,
     captions: Path = typer.Option(..., "--captions", help="Captions; each video's first caption is its positive."),
     kind: str = typer.Option(..., "--kind", help="random, gender, verb or id."),
     out: Path = typer.Option(..., "--out", help="MC TSV (clip, ending0..ending4, label); settings go to OUT.json."),
@@ -40,9 +44,8 @@ def build(
 ):
     """5 options, 1 positive; a contrast MC swaps one random negative for a contrast of the positive."""
     from tvrbench.generators import build_mc_file
-    from tvrbench.io.captions import read_captions
 
-    split = build_mc_file(read_captions(captions), kind, out, _settings(config, seed, same_movie), contrast)
+    split = build_mc_file(reading.read(captions), kind, out, _settings(config, seed, same_movie), contrast)
     dropped = ", ".join(f"{k} {v}" for k, v in sorted(split.dropped.items())) or "none"
     typer.echo(f"wrote {out} and {out}.json: {len(split.instances)} {kind} MC instances (dropped: {dropped})", err=True)
 
@@ -63,7 +66,9 @@ def import_(
 
 @mc.command()
 @writes(json_out=FILE)
+@reads_captions
 def score(
+    reading: CaptionsReading,
     mc_path: Path = typer.Option(..., "--mc", help="MC TSV (its OUT.json sidecar, if present, names the contrast options)."),
     json_out: Path = typer.Option(..., "--json", help="Result JSON: accuracy, ties, n, subsets, signature."),
     scores: Optional[Path] = typer.Option(None, "--scores", help=".npy, one row per instance, one score per option."),
@@ -77,8 +82,7 @@ def score(
 ):
     """Accuracy (positive strictly highest) and tie rate, overall and on the paper's subsets."""
     from tvrbench.evaluation.mc import score_mc_file
-    from tvrbench.io.captions import read_captions
 
-    table = read_captions(captions) if captions else None
+    table = reading.read(captions) if captions else None
     result = score_mc_file(mc_path, json_out, scores, scorer, table, contrast, _settings(config, None), lm)
     typer.echo(json.dumps({k: result[k] for k in ("accuracy", "ties", "n")}))

@@ -19,6 +19,7 @@ from typing import Callable
 import typer
 
 from tvrbench.cli.clickapi import get_current_context
+from tvrbench.io.inputs import MATRIX_SUFFIXES, sidecar_path
 from tvrbench.io.outputs import Output, check_outputs
 from tvrbench.results import Result
 
@@ -36,9 +37,8 @@ class Writes:
         return self.folder(path) if callable(self.folder) else self.folder
 
 
-# Inputs whose sidecar is read too: a matrix's M.json, an MC split's / contrast set's / qrels' X.json.
-SIDECAR_SUFFIXES = (".npy", ".npz", ".zarr", ".parquet", ".tsv", ".jsonl", ".qrels")
-MATRIX_SUFFIXES = (".npy", ".npz", ".zarr", ".parquet")  # their sidecar is M.json, not M.npy.json
+# Inputs whose sidecar (tvrbench.io.inputs.sidecar_path) is read too: a matrix's, an MC split's, a contrast set's, qrels'.
+SIDECAR_SUFFIXES = (*MATRIX_SUFFIXES, ".tsv", ".jsonl", ".qrels")
 
 FILE = Writes()
 FOLDER = Writes(folder=True)
@@ -84,7 +84,7 @@ def _paths(value) -> list[Path]:
     if isinstance(value, Path):
         if value.suffix not in SIDECAR_SUFFIXES:
             return [value]
-        sidecar = value.with_suffix(".json") if value.suffix in MATRIX_SUFFIXES else value.with_name(value.name + ".json")
+        sidecar = sidecar_path(value)
         return [value, sidecar] if sidecar.is_file() else [value]
     if isinstance(value, (list, tuple)):
         return [path for item in value for path in _paths(item)]

@@ -8,14 +8,18 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
+from tvrbench.cli.inputs import reads_captions
 from tvrbench.cli.outputs import FOLDER, writes
+from tvrbench.io.inputs import CaptionsReading
 
 NAMED = "Repeatable; NAME=PATH names the config (default: KIND_<file stem>)."
 
 
 @app.command()
 @writes(out=FOLDER)
+@reads_captions
 def publish(
+    reading: CaptionsReading,
     out: Path = typer.Option(..., "--out", help="Dataset folder to write (README.md card + data/<config>/*.parquet)."),
     mc: list[str] = typer.Option([], "--mc", help=f"Multiple-choice TSV (clip, ending0..4, label). {NAMED}"),
     contrast: list[str] = typer.Option([], "--contrast", help=f"Contrast records JSONL. {NAMED}"),
@@ -44,14 +48,14 @@ def publish(
     `datasets.load_dataset(OUT, CONFIG, split=SPLIT)` reads every row back unchanged.
     """
     from tvrbench.errors import InputError
-    from tvrbench.io.captions import read_captions, read_video_ids
+    from tvrbench.io.captions import read_video_ids
+    from tvrbench.io.inputs import split_named_path
     from tvrbench.publish import (
         RELEVANCE_FORMS,
         contrast_artifact,
         fire_qrels_artifact,
         hub_endpoint,
         mc_artifact,
-        named_path,
         plan_push,
         push,
         qrels_artifact,
@@ -66,15 +70,19 @@ def publish(
         raise InputError("--dry-run", "only makes sense with --push REPO_ID")
     if push_to:
         hub_endpoint(push_to, endpoint)
-    captions = read_captions(queries) if queries else None
+    captions = reading.read(queries) if queries else None
     video_ids = read_video_ids(videos) if videos else None
-    artifacts = [mc_artifact(p, n) for n, p in map(named_path, mc)]
-    artifacts += [contrast_artifact(p, n) for n, p in map(named_path, contrast)]
+
+    def named(values: list[str], option: str) -> list[tuple[str | None, Path]]:
+        return [split_named_path(value, option) for value in values]
+
+    artifacts = [mc_artifact(p, n) for n, p in named(mc, "--mc")]
+    artifacts += [contrast_artifact(p, n) for n, p in named(contrast, "--contrast")]
     artifacts += [relevance_artifact(p, n, relevance_form, top_k, captions.caption_ids if captions else None, video_ids)
-                  for n, p in map(named_path, relevance)]
-    artifacts += [qrels_artifact(p, n) for n, p in map(named_path, qrels)]
-    artifacts += [fire_qrels_artifact(p, n, captions) for n, p in map(named_path, fire)]
-    artifacts += [results_artifact(p, n) for n, p in map(named_path, results)]
+                  for n, p in named(relevance, "--relevance")]
+    artifacts += [qrels_artifact(p, n) for n, p in named(qrels, "--qrels")]
+    artifacts += [fire_qrels_artifact(p, n, captions) for n, p in named(fire, "--fire")]
+    artifacts += [results_artifact(p, n) for n, p in named(results, "--results")]
     manifest = write_dataset(out, artifacts, split, license, title, overwrite)
     for config, entry in manifest["configs"].items():
         typer.echo(f"{config}: {entry['kind']}, {entry['rows']:,} rows → {out / entry['files'][split]}", err=True)

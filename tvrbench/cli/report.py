@@ -8,9 +8,11 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
+from tvrbench.cli.inputs import FIRE_DATASET, reads_captions
 from tvrbench.cli.outputs import FILE, writes
 from tvrbench.errors import InputError
 from tvrbench.io.files import read_json
+from tvrbench.io.inputs import CaptionsReading, named_paths
 
 PLOT_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg")
 
@@ -56,7 +58,9 @@ def mc_items(path: Path):
 
 @app.command()
 @writes(out=FILE)
+@reads_captions
 def report(
+    reading: CaptionsReading,
     out: Path = typer.Option(..., "--out", help="The HTML page to write."),
     title: str = typer.Option("tvrbench report", "--title"),
     results: list[str] = typer.Option([], "--results", help="NAME=R.json (repeatable): tvrbench evaluate --json output or {\"models\": {...}}."),
@@ -66,39 +70,34 @@ def report(
     videos: Optional[Path] = typer.Option(None, "--videos", help="Video ids in the column order of the scores."),
     scores: list[str] = typer.Option([], "--scores", help="NAME=S.npy or a TREC run (repeatable): the models in the viewer."),
     fire: Optional[Path] = typer.Option(None, "--fire", help="FIRE labels for the viewer's FIRE column."),
+    fire_dataset: Optional[str] = FIRE_DATASET,
     relevance: Optional[Path] = typer.Option(None, "--relevance", help="Graded relevance (proxy .npy with its sidecar) for the viewer."),
     top_k: int = typer.Option(10, "--top-k", min=1, help="Videos per model shown in the viewer."),
     mc: list[str] = typer.Option([], "--mc", help="NAME=MC.tsv (repeatable): MC items with the contrast highlighted."),
 ) -> None:
     """One self-contained HTML page (no network): tables, plots, per-query viewer and MC items."""
-    from tvrbench.publish import named_path
     from tvrbench.report import ReportContent, viewer_payload, write_report
-
-    def named(values: list[str]) -> list[tuple[str, Path]]:
-        return [(name or path.name.split(".")[0], path) for name, path in map(named_path, values)]
 
     content = ReportContent(
         title=title,
-        results={name: read_results(path) for name, path in named(results)},
-        analyses={name: read_json(path) for name, path in named(analysis)},
+        results={name: read_results(path) for name, path in named_paths(results, "--results").items()},
+        analyses={name: read_json(path) for name, path in named_paths(analysis, "--analysis").items()},
         plots=plot_files(plots),
-        mc={name: mc_items(path) for name, path in named(mc)},
+        mc={name: mc_items(path) for name, path in named_paths(mc, "--mc").items()},
     )
     if scores:
         if queries is None or videos is None:
             raise InputError("--scores", "the viewer needs --queries and --videos too")
-        from tvrbench.cli.evaluate import load_relevance, load_scores, select_fire_dataset
         from tvrbench.evaluation import Judgments
-        from tvrbench.io.captions import read_captions, read_video_ids
+        from tvrbench.io.captions import read_video_ids
+        from tvrbench.io.inputs import load_relevance, read_fire_dataset, read_score_matrices
 
-        captions = read_captions(queries)
+        captions = reading.read(queries)
         video_ids = read_video_ids(videos)
-        models = {name.removeprefix("scores_"): load_scores(path, captions, video_ids) for name, path in named(scores)}
+        models = {name: model.values for name, model in read_score_matrices(scores, "--scores", captions.caption_ids, video_ids).items()}
         judgments = None
         if fire is not None:
-            from tvrbench.io.fire import read_fire
-
-            judgments = Judgments.build(captions, video_ids, fire=select_fire_dataset(read_fire(fire), captions, None),
+            judgments = Judgments.build(captions, video_ids, fire=read_fire_dataset(fire, captions, fire_dataset),
                                         videos_source=str(videos))
         matrix, name = (None, "proxy")
         if relevance is not None:

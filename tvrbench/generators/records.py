@@ -29,6 +29,7 @@ from pathlib import Path
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.io.files import jsonl_objects, read_json_object, read_text_file
+from tvrbench.io.inputs import sidecar_path
 
 REQUIRED_FIELDS = ("caption_id", "video_id", "original", "contrast", "kind")
 
@@ -110,12 +111,6 @@ def read_contrast_records(path: str | Path) -> list[ContrastRecord]:
     if not records:
         raise InputError(path, "no contrast records")
     return records
-
-
-def sidecar_path(path: str | Path) -> Path:
-    """``X.jsonl`` → ``X.jsonl.json``: where an output's signature and counts go."""
-    path = Path(path)
-    return path.with_name(path.name + ".json")
 
 
 def read_sidecar(path: str | Path) -> dict:

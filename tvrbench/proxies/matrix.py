@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 from tvrbench.errors import InputError
 from tvrbench.io.files import read_json_object, string_list
+from tvrbench.io.inputs import sidecar_path
 from tvrbench.proxies.config import ProxyConfig
 from tvrbench.proxies.parsing import ParsedCaptions, check_texts, parse_captions, pipeline_name
 from tvrbench.proxies.video import VideoGroups
@@ -211,10 +212,6 @@ def proxy_matrix(captions: ParsedCaptions | Sequence[str], proxy: str, level: st
                  dtype=np.float32, block_mb: int = 256, **options) -> np.ndarray:
     """The matrix in memory: ``M[i, j]`` = S(row i, caption j), own pairs 1 (options: see :func:`build_proxy`)."""
     return build_proxy(captions, proxy, level, **options).compute(dtype, block_mb)
-
-
-def sidecar_path(out: str | Path) -> Path:
-    return Path(out).with_suffix(".json")
 
 
 def read_proxy(path: str | Path) -> tuple[np.ndarray, dict]:

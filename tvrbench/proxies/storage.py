@@ -36,8 +36,9 @@ import scipy.sparse as sp
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.io.files import read_json_object, string_list
+from tvrbench.io.inputs import sidecar_path
 from tvrbench.progress import track
-from tvrbench.proxies.matrix import ProxyMatrix, sidecar_path
+from tvrbench.proxies.matrix import ProxyMatrix
 
 DENSE_SUFFIXES = (".npy", ".zarr")
 SPARSE_SUFFIXES = (".npz", ".parquet")

@@ -29,8 +29,9 @@ import numpy as np
 import pyarrow as pa
 
 from tvrbench.errors import InputError
-from tvrbench.generators.records import checked_sidecar
-from tvrbench.io.files import read_json, read_json_object, string_list
+from tvrbench.generators.records import read_sidecar
+from tvrbench.io.files import read_json, string_list
+from tvrbench.io.inputs import sidecar_path
 from tvrbench.signature import Signature, file_digest
 
 KINDS = ("mc", "contrast", "relevance", "qrels", "results")
@@ -62,15 +63,6 @@ class Artifact:
     facts: dict[str, object] = field(default_factory=dict)
 
 
-def named_path(value: str | Path) -> tuple[str | None, Path]:
-    """``NAME=PATH`` → (NAME, PATH); a bare path → (None, PATH)."""
-    text = str(value)
-    name, separator, path = text.partition("=")
-    if separator and name and "/" not in name:
-        return name, Path(path)
-    return None, Path(text)
-
-
 def config_name(kind: str, name: str | None, path: Path) -> str:
     """``kind_stem`` (lower case, other characters as ``_``) unless the user named it."""
     if name is not None:
@@ -80,14 +72,6 @@ def config_name(kind: str, name: str | None, path: Path) -> str:
     stem = path.name.split(".")[0].lower()
     stem = re.sub(r"[^a-z0-9_-]+", "_", stem).strip("_-") or kind
     return stem if stem.startswith(f"{kind}_") or stem == kind else f"{kind}_{stem}"
-
-
-def _sidecar(path: Path, *candidates: Path) -> dict:
-    """The first existing JSON sidecar among ``candidates`` (empty when none)."""
-    for candidate in candidates:
-        if candidate.is_file():
-            return checked_sidecar(read_json_object(candidate), candidate)
-    return {}
 
 
 def _require_file(path: Path) -> None:
@@ -107,7 +91,7 @@ def mc_artifact(path: str | Path, name: str | None = None) -> Artifact:
     columns["label"] = [i.label for i in instances]
     table = pa.table({column: columns[column] for column in MC_COLUMNS},
                      schema=pa.schema([*((c, pa.string()) for c in MC_COLUMNS[:-1]), ("label", pa.int64())]))
-    sidecar = _sidecar(path, path.with_name(path.name + ".json"))
+    sidecar = read_sidecar(path)
     labels = np.bincount(np.asarray(columns["label"]), minlength=N_OPTIONS)
     return Artifact(
         config_name("mc", name, path), "mc", table, str(path), sidecar.get("signature"),
@@ -130,7 +114,7 @@ def _settings_facts(sidecar: dict) -> dict:
 
 def contrast_artifact(path: str | Path, name: str | None = None) -> Artifact:
     """Contrast records (JSONL from ``tvrbench contrast``)."""
-    from tvrbench.generators.records import read_contrast_records, sidecar_path
+    from tvrbench.generators.records import read_contrast_records
 
     path = Path(path)
     records = read_contrast_records(path)
@@ -152,7 +136,7 @@ def contrast_artifact(path: str | Path, name: str | None = None) -> Artifact:
             "details": pa.array([json.dumps(r.details, sort_keys=True, ensure_ascii=False) for r in records], pa.string()),
         }
     )
-    sidecar = _sidecar(path, sidecar_path(path))
+    sidecar = read_sidecar(path)
     kinds = sorted({r.kind for r in records})
     return Artifact(
         config_name("contrast", name, path), "contrast", table, str(path), sidecar.get("signature"),
@@ -199,14 +183,14 @@ def relevance_artifact(
         raise ValueError(f"unknown relevance form {form!r}; choose {', '.join(RELEVANCE_FORMS)}")
     path = Path(path)
     matrix = _load_matrix(path)
-    sidecar = _sidecar(path, path.with_suffix(".json"))
+    sidecar = read_sidecar(path)
     rows_are, columns_are = sidecar.get("rows", "captions"), sidecar.get("columns", "videos")
     if sidecar.get("row_ids") is not None:
-        sidecar_file = path.with_suffix(".json")
+        sidecar_file = sidecar_path(path)
         row_ids = string_list(sidecar, "row_ids", sidecar_file, matrix.shape[0])
         column_ids = string_list(sidecar, "col_ids", sidecar_file, matrix.shape[1])
     elif row_ids is None or column_ids is None:
-        raise InputError(path, f"no sidecar {path.with_suffix('.json').name} naming its rows and columns; "
+        raise InputError(path, f"no sidecar {sidecar_path(path).name} naming its rows and columns; "
                                "give the captions (rows) and videos (columns) it was built for")
     if matrix.shape != (len(row_ids), len(column_ids)):
         raise InputError(path, f"has shape {matrix.shape} but {len(row_ids)} row ids and {len(column_ids)} column ids")
@@ -258,7 +242,7 @@ def qrels_artifact(path: str | Path, name: str | None = None) -> Artifact:
 
     path = Path(path)
     qrels = read_qrels(path)
-    sidecar = _sidecar(path, path.with_name(path.name + ".json"))
+    sidecar = read_sidecar(path)
     queries = sidecar.get("queries") if isinstance(sidecar.get("queries"), dict) else None
     return _qrels_table(qrels.query_ids, qrels.doc_ids, qrels.relevance, queries, config_name("qrels", name, path),
                         str(path), sidecar.get("signature") or str(Signature({"qrels": f"{path.name}:{file_digest(path)}"})),
