@@ -8,15 +8,13 @@ from enum import Enum
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import typer
 
 from tvrbench.cli import app
+from tvrbench.cli.inputs import reads_captions
 from tvrbench.cli.outputs import FILE, Writes, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
-from tvrbench.errors import InputError
-from tvrbench.io.files import string_list
-from tvrbench.proxies.matrix import read_proxy
+from tvrbench.io.inputs import CaptionsReading, named_paths, sidecar_path
 from tvrbench.proxies.storage import FOLDER_SUFFIXES
 
 study = typer.Typer(help="Studies of Wray et al. on proxy matrices: Fig. 4 curve, Fig. 5 GMR bounds, supp. A/B, §4.3 triplets.",
@@ -26,7 +24,7 @@ app.add_typer(study, name="proxy-study")
 
 # The matrix, its sidecar M.json, and the partial matrix and progress file a rerun resumes from; a
 # .zarr or .parquet output and its partial form are folders.
-PROXY_OUT = Writes((lambda path: path, lambda path: path.with_suffix(".json"), lambda path: path.with_name(path.name + ".partial"),
+PROXY_OUT = Writes((lambda path: path, sidecar_path, lambda path: path.with_name(path.name + ".partial"),
                     lambda path: path.with_name(path.name + ".partial.json")),
                    folder=lambda path: path.name.removesuffix(".partial").endswith(FOLDER_SUFFIXES))
 # proxy-study gmr draws one figure per direction beside --plot.
@@ -49,7 +47,9 @@ class Level(str, Enum):
 
 @app.command()
 @writes(out=PROXY_OUT)
+@reads_captions
 def proxies(
+    reading: CaptionsReading,
     captions: Path = typer.Option(..., "--captions", help="Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSFUSION CSV or MSRVTT_data.json."),
     proxy: Proxy = typer.Option(..., "--proxy", help="bow, pos, syn, met (METEOR), embedding (sentence-embedding cosine) or visual."),
     out: Path = typer.Option(..., "--out", help="Output: dense .npy or chunked .zarr; with --top-k / --threshold, scipy.sparse .npz or "
@@ -70,20 +70,15 @@ def proxies(
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
 ):
     """Build a semantic-similarity relevance matrix from captions (Wray et al. §4.4) for nDCG."""
-    from tvrbench.io.captions import read_captions
     from tvrbench.proxies import build_proxy, load_config, write_proxy
     from tvrbench.proxies.learned import read_features
     from tvrbench.proxies.storage import check_output
 
     check_output(out, top_k, threshold)  # before any work
-    class_files = None
-    if classes:
-        if any("=" not in item for item in classes):
-            raise InputError(None, "--classes takes TAG=FILE.csv, e.g. VERB=EPIC_100_verb_classes.csv")
-        class_files = dict(item.split("=", 1) for item in classes)
+    class_files = {tag: str(path) for tag, path in named_paths(classes, "--classes", name_required=True).items()} if classes else None
     settings = load_config(config, spacy_model=spacy_model, embedding_model=embedding_model, dtype=dtype,
                            block_mb=block_mb, n_process=n_process, batch_size=batch_size, classes=class_files)
-    table = read_captions(captions)
+    table = reading.read(captions)
     n_videos = len(table.distinct_videos())
     loaded = read_features(features, n_videos) if features is not None else None
     with dask_client(workers, scheduler) as client:  # a scheduler that does not answer stops the run before the build
@@ -95,7 +90,7 @@ def proxies(
     timing = ", ".join(f"{name} {value:.2f} s" for name, value in seconds.items())
     rows, columns = matrix.shape
     typer.echo(f"wrote {out} ({rows} {'videos' if level == Level.video else 'captions'} x {columns} captions, "
-               f"{proxy.value}, {settings.dtype}) and {out.with_suffix('.json')}; {timing}", err=True)
+               f"{proxy.value}, {settings.dtype}) and {sidecar_path(out)}; {timing}", err=True)
     typer.echo(str(matrix.signature))
 
 
@@ -107,11 +102,6 @@ def _similarity(value: float) -> float:
     if not 0.0 <= value <= 1.0:
         raise typer.BadParameter(f"{value} is not a similarity in [0, 1]")
     return value
-
-
-def _named(value: str) -> tuple[str, Path]:
-    name, _, path = value.rpartition("=")
-    return (name or Path(path).stem), Path(path)
 
 
 def _emit(payload: dict, json_out: Optional[Path]) -> None:
@@ -131,10 +121,10 @@ def study_curve(
     steps: int = typer.Option(21, "--steps", min=2, help="Thresholds evenly spaced in [0, 1]."),
 ):
     """Fig. 4: mean number of captions with S >= T per video, as T varies."""
-    from tvrbench.proxies.studies import plot_curve, relevant_count_curve
+    from tvrbench.proxies.studies import plot_curve
+    from tvrbench.proxies.study_files import curve_study
 
-    thresholds = np.linspace(0.0, 1.0, steps)
-    curves = {name: relevant_count_curve(read_proxy(path)[0], thresholds) for name, path in map(_named, matrix)}
+    thresholds, curves = curve_study(named_paths(matrix, "--matrix"), steps)
     if plot is not None:
         plot_curve(curves, thresholds, plot)
     _emit({"thresholds": thresholds.round(6).tolist(), "mean_relevant": {k: v.tolist() for k, v in curves.items()}}, json_out)
@@ -143,37 +133,21 @@ def study_curve(
 @study.command("gmr")
 @writes(plot=GMR_PLOTS, json_out=FILE)
 def study_gmr(
-    scores: list[str] = typer.Option(..., "--scores", help="NAME=S.npy (repeatable): model scores, captions x videos."),
+    scores: list[str] = typer.Option(..., "--scores", help="NAME=S.npy (repeatable): model scores (.npy or TREC run), captions x videos."),
     relevance: Path = typer.Option(..., "--relevance", help="Video-level SYN matrix (videos x captions) from tvrbench proxies."),
     threshold: float = typer.Option(0.8, "--threshold", callback=_similarity, help="Items with S > threshold count as equivalent."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Figure (.png or .svg), text-to-video and video-to-text side by side."),
     json_out: Optional[Path] = typer.Option(None, "--json"),
 ):
     """Fig. 5: GMR as reported and its bounds when highly similar captions count as equivalent."""
-    from tvrbench.io.scores import read_scores
-    from tvrbench.proxies.studies import gmr_bounds, plot_gmr
+    from tvrbench.proxies.studies import plot_gmr
+    from tvrbench.proxies.study_files import gmr_study
 
-    rel, sidecar = read_proxy(relevance)
-    if sidecar.get("rows") != "videos":
-        raise InputError(relevance, "needs a video-level matrix (tvrbench proxies --level video)")
-    row_index = {video: i for i, video in enumerate(sidecar["row_ids"])}
-    caption_video = _caption_video(sidecar, row_index, relevance)
-    bounds = {}
-    for name, path in map(_named, scores):
-        bounds[name] = gmr_bounds(read_scores(path, shape=(rel.shape[1], rel.shape[0])), rel, caption_video, threshold)
+    bounds = gmr_study(named_paths(scores, "--scores"), relevance, threshold)
     if plot is not None:
         for direction in ("t2v", "v2t"):
             plot_gmr(bounds, direction, plot.with_name(f"{plot.stem}_{direction}{plot.suffix}"))
     _emit({"threshold": threshold, "gmr": bounds}, json_out)
-
-
-def _caption_video(sidecar: dict, row_index: dict[str, int], source: Path) -> np.ndarray:
-    if sidecar.get("col_videos") is None:
-        raise InputError(source, "sidecar lacks col_videos (the video of each caption); rebuild with this version")
-    owners = string_list(sidecar, "col_videos", source, len(sidecar["col_ids"]))
-    if not set(owners) <= row_index.keys():
-        raise InputError(source, "sidecar's col_videos name videos that are not its rows")
-    return np.asarray([row_index[v] for v in owners], dtype=np.int64)
 
 
 @study.command("correlation")
@@ -184,22 +158,21 @@ def study_correlation(
     json_out: Optional[Path] = typer.Option(None, "--json"),
 ):
     """Supp. B: mean per-video Pearson correlation between every two proxies."""
-    from tvrbench.proxies.studies import plot_correlation, proxy_correlation
+    from tvrbench.proxies.studies import plot_correlation
+    from tvrbench.proxies.study_files import correlation_study
 
-    named = [(name, read_proxy(path)[0]) for name, path in map(_named, matrix)]
-    names = [n for n, _ in named]
-    values = np.eye(len(named))
-    for i in range(len(named)):
-        for j in range(i + 1, len(named)):
-            values[i, j] = values[j, i] = proxy_correlation(named[i][1], named[j][1])
+    matrices = named_paths(matrix, "--matrix")
+    values = correlation_study(matrices)
     if plot is not None:
-        plot_correlation(names, values, plot)
-    _emit({"names": names, "pearson": values.round(6).tolist()}, json_out)
+        plot_correlation(list(matrices), values, plot)
+    _emit({"names": list(matrices), "pearson": values.round(6).tolist()}, json_out)
 
 
 @study.command("human-kit")
 @writes(out=FILE)
+@reads_captions
 def study_human_kit(
+    reading: CaptionsReading,
     matrix: Path = typer.Option(..., "--matrix", help="Video-level proxy matrix."),
     captions: Path = typer.Option(..., "--captions", help="The captions file the matrix was built from."),
     out: Path = typer.Option(..., "--out", help="Kit CSV: video_id, presented, caption_id, text, slot, proxy_score."),
@@ -210,26 +183,10 @@ def study_human_kit(
 
     Show annotators video_id, presented and text only; slot and proxy_score are for scoring.
     """
-    from tvrbench.io.captions import read_captions
-    from tvrbench.proxies.studies import human_kit
+    from tvrbench.proxies.study_files import human_kit_study
     from tvrbench.proxies.tables import write_csv
 
-    from tvrbench.signature import text_digest
-
-    rel, sidecar = read_proxy(matrix)
-    table = read_captions(captions)
-    if table.caption_ids != sidecar["col_ids"]:
-        raise InputError(captions, f"caption ids differ from the columns of {matrix}")
-    # The kit shows these texts as the ones the scores were computed on: the signature's caption digest must match.
-    built_from = dict(field.partition(":")[::2] for field in str(sidecar.get("signature", "")).split("|")).get("captions")
-    if built_from != f"{len(table.texts)}:{text_digest(table.texts)}":
-        raise InputError(captions, f"caption texts differ from those {matrix} was built from")
-    from tvrbench.proxies.video import VideoGroups
-
-    groups = VideoGroups.from_caption_videos(table.video_ids)
-    if sidecar.get("rows") != "videos" or groups.video_ids != sidecar["row_ids"]:
-        raise InputError(matrix, "needs the video-level matrix built from this captions file")
-    kit = human_kit(rel, sidecar["row_ids"], sidecar["col_ids"], table.texts, groups.membership().tocsr(), videos, seed)
+    kit = human_kit_study(matrix, reading.read(captions), captions, videos, seed)
     write_csv(out, kit, ["video_id", "presented", "caption_id", "text", "slot", "proxy_score"])
     typer.echo(f"wrote {out}: {len(kit)} rows for {len(kit) // 5} videos", err=True)
 
@@ -259,12 +216,8 @@ def study_triplets(
     seed: int = typer.Option(0, "--seed", min=0),
 ):
     """§4.3: training triplets thresholded on semantic similarity."""
-    from tvrbench.proxies.studies import triplets
+    from tvrbench.proxies.study_files import triplets_study
     from tvrbench.proxies.tables import write_csv
 
-    rel, sidecar = read_proxy(matrix)
-    rows, cols = sidecar["row_ids"], sidecar["col_ids"]
-    records = ({"video_id": rows[v], "positive_caption_id": cols[p], "negative_caption_id": cols[n]}
-               for v, p, n in triplets(rel, threshold, per_video, seed))
-    write_csv(out, records, ["video_id", "positive_caption_id", "negative_caption_id"])
+    write_csv(out, triplets_study(matrix, threshold, per_video, seed), ["video_id", "positive_caption_id", "negative_caption_id"])
     typer.echo(f"wrote {out}", err=True)

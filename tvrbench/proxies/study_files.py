@@ -1,0 +1,89 @@
+"""The proxy studies on files, as ``tvrbench proxy-study`` runs them: each reads the matrices (with
+their sidecars) and the other files it is given, checks that they belong together, and calls
+:mod:`tvrbench.proxies.studies`. Every mismatch is an :class:`~tvrbench.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from tvrbench.errors import InputError
+from tvrbench.io.captions import Captions
+from tvrbench.io.files import string_list
+from tvrbench.proxies.matrix import read_proxy
+
+
+def curve_study(matrices: dict[str, Path], steps: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Fig. 4: ``steps`` thresholds evenly spaced in [0, 1] and each proxy's mean count of captions with S >= T."""
+    from tvrbench.proxies.studies import relevant_count_curve
+
+    thresholds = np.linspace(0.0, 1.0, steps)
+    return thresholds, {name: relevant_count_curve(read_proxy(path)[0], thresholds) for name, path in matrices.items()}
+
+
+def gmr_study(scores: dict[str, Path], relevance: Path, threshold: float) -> dict[str, dict]:
+    """Fig. 5: each model's GMR bounds on a video-level proxy (its rows and columns name the scores' columns and rows)."""
+    from tvrbench.io.inputs import read_score_matrix
+    from tvrbench.proxies.studies import gmr_bounds
+
+    matrix, sidecar = read_proxy(relevance)
+    if sidecar.get("rows") != "videos":
+        raise InputError(relevance, "needs a video-level matrix (tvrbench proxies --level video)")
+    caption_video = _caption_video(sidecar, {video: i for i, video in enumerate(sidecar["row_ids"])}, relevance)
+    return {name: gmr_bounds(read_score_matrix(path, sidecar["col_ids"], sidecar["row_ids"], name).values, matrix, caption_video,
+                             threshold)
+            for name, path in scores.items()}
+
+
+def _caption_video(sidecar: dict, row_index: dict[str, int], source: Path) -> np.ndarray:
+    """The row (video) of each column's caption, from the sidecar's ``col_videos``."""
+    if sidecar.get("col_videos") is None:
+        raise InputError(source, "sidecar lacks col_videos (the video of each caption); rebuild with this version")
+    owners = string_list(sidecar, "col_videos", source, len(sidecar["col_ids"]))
+    if not set(owners) <= row_index.keys():
+        raise InputError(source, "sidecar's col_videos name videos that are not its rows")
+    return np.asarray([row_index[v] for v in owners], dtype=np.int64)
+
+
+def correlation_study(matrices: dict[str, Path]) -> np.ndarray:
+    """Supp. B: the mean per-video Pearson correlation of every two proxies (in the order given), 1 on the diagonal."""
+    from tvrbench.proxies.studies import proxy_correlation
+
+    loaded = [read_proxy(path)[0] for path in matrices.values()]
+    values = np.eye(len(loaded))
+    for i in range(len(loaded)):
+        for j in range(i + 1, len(loaded)):
+            values[i, j] = values[j, i] = proxy_correlation(loaded[i], loaded[j])
+    return values
+
+
+def human_kit_study(matrix_path: Path, captions: Captions, captions_path: Path, videos: int, seed: int) -> list[dict]:
+    """Supp. A: the annotators' kit from a video-level proxy and the captions file it was built from."""
+    from tvrbench.proxies.studies import human_kit
+    from tvrbench.proxies.video import VideoGroups
+    from tvrbench.signature import text_digest
+
+    matrix, sidecar = read_proxy(matrix_path)
+    if captions.caption_ids != sidecar["col_ids"]:
+        raise InputError(captions_path, f"caption ids differ from the columns of {matrix_path}")
+    # The kit shows these texts as the ones the scores were computed on: the signature's caption digest must match.
+    built_from = dict(field.partition(":")[::2] for field in str(sidecar.get("signature", "")).split("|")).get("captions")
+    if built_from != f"{len(captions.texts)}:{text_digest(captions.texts)}":
+        raise InputError(captions_path, f"caption texts differ from those {matrix_path} was built from")
+    groups = VideoGroups.from_caption_videos(captions.video_ids)
+    if sidecar.get("rows") != "videos" or groups.video_ids != sidecar["row_ids"]:
+        raise InputError(matrix_path, "needs the video-level matrix built from this captions file")
+    return human_kit(matrix, sidecar["row_ids"], sidecar["col_ids"], captions.texts, groups.membership().tocsr(), videos, seed)
+
+
+def triplets_study(matrix_path: Path, threshold: float, per_video: int, seed: int) -> Iterator[dict]:
+    """§4.3: training triplets by id (video, a caption with S >= T, one with S < T)."""
+    from tvrbench.proxies.studies import triplets
+
+    matrix, sidecar = read_proxy(matrix_path)
+    rows, columns = sidecar["row_ids"], sidecar["col_ids"]
+    return ({"video_id": rows[v], "positive_caption_id": columns[p], "negative_caption_id": columns[n]}
+            for v, p, n in triplets(matrix, threshold, per_video, seed))
