@@ -46,3 +46,31 @@ def test_a_command_line_imports_only_its_command_and_what_it_uses():
     assert imported("fire", "agreement") == "['tvrbench.cli.fire']"
     assert imported("evaluate") == "['tvrbench.cli.evaluate']"
     assert imported().endswith("'tvrbench.cli.contrast', 'tvrbench.cli.evaluate', 'tvrbench.cli.fire', 'tvrbench.cli.proxies']")
+
+
+def test_no_cli_module_exceeds_250_lines():
+    """The CLI declares options, calls the library and prints; computation lives in the library."""
+    cli = Path(__file__).parents[1] / "tvrbench" / "cli"
+    lengths = {path.name: len(path.read_text(encoding="utf-8").splitlines()) for path in cli.glob("*.py")}
+    assert {name: n for name, n in lengths.items() if n > 250} == {}
+
+
+def test_every_command_reading_captions_takes_the_same_reading_options():
+    """--format, --video-list and --trust-pickle wherever captions are read; --fire-dataset wherever models are
+    scored with FIRE labels."""
+    import typer
+
+    from tvrbench.cli import load_commands
+
+    def commands(command, path: str = "tvrbench"):
+        if hasattr(command, "commands"):  # a group
+            for name, sub in command.commands.items():
+                yield from commands(sub, f"{path} {name}")
+        else:
+            yield path, {opt for param in command.params for opt in param.opts}
+
+    found = dict(commands(typer.main.get_command(load_commands())))
+    reading = {path for path, opts in found.items() if opts & {"--queries", "--captions", "--train-captions"}}
+    assert len(reading) == 21
+    assert [path for path in reading if not {"--format", "--video-list", "--trust-pickle"} <= found[path]] == []
+    assert [path for path in reading if {"--scores", "--fire"} <= found[path] and "--fire-dataset" not in found[path]] == []
