@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import csv
+import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 import typer
@@ -13,11 +14,13 @@ from rich.table import Table
 
 from tvrbench.cli import app
 from tvrbench.cli.outputs import FILE, writes
+from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.io.captions import Captions, read_captions, read_video_ids
 from tvrbench.io.files import read_json_object, string_list
 from tvrbench.io.scores import read_scores, read_scores_digest, require_finite
+from tvrbench.io.shards import is_sharded, open_shards
 from tvrbench.signature import file_digest
 
 if TYPE_CHECKING:
@@ -131,7 +134,8 @@ def write_per_query(path: Path, result: EvaluationResult, captions: Captions) ->
 def evaluate_command(
     queries: Path = typer.Option(..., "--queries", help="Captions: CSV/TSV/JSONL with caption_id,text,video_id, or MSR-VTT's JSFUSION CSV."),
     videos: Path = typer.Option(..., "--videos", help="One video id per line, in the column order of the scores."),
-    scores: Path = typer.Option(..., "--scores", help="Score matrix .npy (rows = captions, columns = videos), or a TREC run."),
+    scores: Path = typer.Option(..., "--scores", help="Score matrix .npy (rows = captions, columns = videos), a TREC run, or, too big for "
+                                "memory, a Zarr store or a folder of .npy row shards (docs/scaling.md)."),
     json_out: Path = typer.Option(..., "--json", help="Write {metrics, signature, n_queries[, original, delta]} here."),
     fire: Path = typer.Option(None, "--fire", help="FIRE relevance labels (JSON)."),
     fire_dataset: str = typer.Option(None, "--fire-dataset", help="Dataset of the FIRE file to use (default: the one matching the captions)."),
@@ -147,6 +151,8 @@ def evaluate_command(
     captions_format: str = typer.Option("auto", "--format", help="Captions format: auto | generic | jsfusion | msrvtt-json | msvd | lsmdc."),
     video_list: Path = typer.Option(None, "--video-list", help="MSVD: keep only the videos listed here (test_list.txt)."),
     trust_pickle: bool = typer.Option(False, "--trust-pickle", help="Allow MSVD's raw-captions.pkl (a pickle runs code: only for files you trust)."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
 ) -> None:
     """Score a model with every label you have: original pairs, FIRE labels, qrels, graded relevance.
 
@@ -170,7 +176,12 @@ def evaluate_command(
     )
     captions = read_captions(queries, format=captions_format, video_list=video_list, trust_pickle=trust_pickle)
     video_ids = read_video_ids(videos)
-    if scores.suffix.lower() in RUN_SUFFIXES:
+    sharded = is_sharded(scores)
+    if (workers or scheduler) and not sharded:
+        raise InputError(scores, "--workers/--scheduler evaluate sharded scores (a Zarr store or a folder of .npy row shards)")
+    if sharded:  # read shard by shard, here or on the cluster; finished shards are kept until the JSON is written
+        matrix, digest = open_shards(scores, (len(captions), len(video_ids))), file_digest(scores, algorithm="xxh3")
+    elif scores.suffix.lower() in RUN_SUFFIXES:
         matrix, digest = load_scores(scores, captions, video_ids), file_digest(scores, algorithm="xxh3")
     else:  # the ranking pass checks that every cell is finite
         matrix, digest = read_scores_digest(scores, shape=(len(captions), len(video_ids)), check_finite=False)
@@ -191,22 +202,28 @@ def evaluate_command(
     relevance_matrix = None
     if relevance is not None:
         relevance_matrix, fields["proxy"] = load_relevance(relevance, matrix.shape, captions, video_ids)
+    checkpoint = json_out.with_name(f".{json_out.name}.shards") if sharded else None
     try:
-        result = evaluate(
-            matrix,
-            judgments,
-            metrics=settings.metrics,
-            ties=settings.ties,
-            ap=settings.ap,
-            ndcg=settings.ndcg,
-            relevance=relevance_matrix,
-            fusion=settings.fusion,
-            signature_fields=fields,
-        )
+        with dask_client(workers, scheduler) as client:
+            result = evaluate(
+                matrix,
+                judgments,
+                metrics=settings.metrics,
+                ties=settings.ties,
+                ap=settings.ap,
+                ndcg=settings.ndcg,
+                relevance=relevance_matrix,
+                fusion=settings.fusion,
+                signature_fields=fields,
+                client=client,
+                checkpoint=checkpoint,
+            )
     except NonFiniteScores:
         require_finite(scores, matrix)  # names the first bad cell
         raise
     write_json(json_out, result.to_json())
+    if checkpoint is not None:
+        shutil.rmtree(checkpoint, ignore_errors=True)
     if per_query is not None:
         write_per_query(per_query, result, captions)
     console = Console()
