@@ -92,6 +92,10 @@ def test_column_ranks_are_the_sorted_ranks(tmp_path):
         order = list(np.argsort(-scores[:, video], kind="stable"))
         expected += [order.index(query) + 1 for query in columns[video].indices]
     assert ranks.tolist() == expected
+    # Cut at each column's m-th best score (m = its targets), as nDCG's cutoff needs: exact up to m.
+    depth = np.repeat(np.diff(columns.indptr), np.diff(columns.indptr))
+    cut = sharded_ranks(shards, judgments.gains(), columns, "stable", columns_top_only=True).column_ranks
+    assert np.array_equal(np.minimum(cut, depth + 1), np.minimum(expected, depth + 1))
 
 
 def test_a_checkpoint_keeps_finished_shards(tmp_path, capfd):
@@ -114,6 +118,9 @@ def test_bad_shards_get_one_line_and_exit_2(tmp_path):
     folder = save_shards(tmp_path / "parts", scores, [0, 10, 24])
     np.save(folder / "part-00002.npy", np.zeros((3, 11)))
     with pytest.raises(Exception, match="part-00002.npy: has 11 columns but part-00000.npy has 12"):
+        open_shards(folder)
+    np.save(folder / "part-00002.npy", np.zeros((3, 12), np.float32).astype(np.float64))
+    with pytest.raises(Exception, match="part-00002.npy: has dtype float64 but part-00000.npy is float32"):
         open_shards(folder)
     (folder / "part-00002.npy").unlink()
     with pytest.raises(Exception, match="has 24 rows but the queries file has 30 captions"):

@@ -159,7 +159,7 @@ def evaluate(
         from tvrbench.evaluation.sharded import Graded, sharded_ranks
 
         graded = Graded(relevance, judgments, tuple(ndcg_metrics), fusion) if ndcg_metrics and relevance is not None else None
-        ranks = sharded_ranks(scores, rows, columns, ties, graded, client=client, checkpoint=checkpoint)
+        ranks = sharded_ranks(scores, rows, columns, ties, top_only, graded, client=client, checkpoint=checkpoint)
         row_ranks, column_ranks = ranks.row_ranks, ranks.column_ranks
     else:
         row_ranks, column_ranks = target_ranks(scores, rows=rows, columns=columns, ties=ties, columns_top_only=top_only)

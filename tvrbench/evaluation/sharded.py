@@ -55,78 +55,105 @@ class ShardedRanks:
 
 
 @numba.njit(cache=True, parallel=True)
-def _column_summary(block, first_row, pointer, values, rows, gains, tie_code, slots, before, tied, n_groups):
+def _column_summary(block, first_row, pointer, values, rows, gains, tie_code, screen, slots, before, tied, n_groups):
     """Count, for each column target, the cells of ``block`` above it and tied with it.
 
     Column c's targets are ``[pointer[c], pointer[c + 1])``, sorted by score. A cell above exactly
     the targets before position p of its column adds 1 to ``slots[p + c]`` (each column has one slot
     more than targets); a target's cells above are then a suffix sum of its column's slots. A tied
     cell is counted in ``tied`` and, when the tie rule puts it first, in ``before``; a tied cell that
-    is itself a target carries that target's gain, any other cell gain 0.
+    is itself a target carries that target's gain, any other cell gain 0. A cell below its column's
+    ``screen`` counts for no target of interest and is passed over.
     """
     n_columns = block.shape[1]
     for group in numba.prange(n_groups):  # threads own disjoint columns: none writes another's counts
         first, stop = group * n_columns // n_groups, (group + 1) * n_columns // n_groups
-        _summarize_columns(block, first_row, first, stop, pointer, values, rows, gains, tie_code, slots, before, tied)
+        for i in range(block.shape[0]):
+            for c in range(first, stop):
+                value = block[i, c]
+                if value >= screen[c]:  # most cells of a useful model are below
+                    _place_cell(value, first_row + i, c, pointer, values, rows, gains, tie_code, slots, before, tied)
 
 
 @numba.njit(cache=True, inline="always")
-def _summarize_columns(block, first_row, first_column, stop_column, pointer, values, rows, gains, tie_code, slots, before, tied):
+def _place_cell(value, row, c, pointer, values, rows, gains, tie_code, slots, before, tied):
+    """A cell not below its column's lowest target: the targets it is above, those it ties with."""
+    low, stop = pointer[c], pointer[c + 1]
+    while low < stop and values[low] < value:  # the first target not below the cell: most cells are
+        low += 1  # above few targets, so a scan from the lowest beats a binary search
+    slots[low + c] += 1
+    if low == stop or values[low] != value:
+        return
+    end = low
+    gain = 0.0
+    while end < stop and values[end] == value:
+        if rows[end] == row:
+            gain = gains[end]
+        end += 1
+    for t in range(low, end):
+        if rows[t] == row:
+            continue
+        tied[t] += 1
+        placed_first = row < rows[t]
+        if tie_code == 1:  # optimistic: more relevant first
+            placed_first = gain > gains[t] or (gain == gains[t] and placed_first)
+        elif tie_code == 2:  # pessimistic: less relevant first
+            placed_first = gain < gains[t] or (gain == gains[t] and placed_first)
+        before[t] += placed_first
+
+
+def _column_top(block: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Row c: the ``depth[c]`` largest scores of column c, ascending, after -inf padding to the widest."""
+    top = np.full((block.shape[1], max(1, depth.max(initial=0))), -np.inf, dtype=np.float64)
+    _keep_largest(block, depth, top, np.where(depth > 0, -np.inf, np.inf))
+    return top
+
+
+@numba.njit(cache=True)
+def _keep_largest(block, depth, top, floor):
+    """Insert each cell above its column's ``floor`` (the least value kept) into the column's row of
+    ``top``, kept ascending in its last ``depth[c]`` places; few cells pass the floor once it rises."""
+    width = top.shape[1]
     for i in range(block.shape[0]):
-        row = first_row + i
-        for c in range(first_column, stop_column):
-            start, stop = pointer[c], pointer[c + 1]
-            if start == stop:
-                continue
+        for c in range(block.shape[1]):
             value = block[i, c]
-            if value < values[start]:  # below all the column's targets: most cells of a useful model
-                slots[start + c] += 1
-                continue
-            low, high = start, stop
-            while low < high:  # the first target not below the cell
-                middle = (low + high) // 2
-                if values[middle] < value:
-                    low = middle + 1
-                else:
-                    high = middle
-            slots[low + c] += 1
-            if low == stop or values[low] != value:
-                continue
-            end = low
-            gain = 0.0
-            while end < stop and values[end] == value:
-                if rows[end] == row:
-                    gain = gains[end]
-                end += 1
-            for t in range(low, end):
-                if rows[t] == row:
-                    continue
-                tied[t] += 1
-                placed_first = row < rows[t]
-                if tie_code == 1:  # optimistic: more relevant first
-                    placed_first = gain > gains[t] or (gain == gains[t] and placed_first)
-                elif tie_code == 2:  # pessimistic: less relevant first
-                    placed_first = gain < gains[t] or (gain == gains[t] and placed_first)
-                before[t] += placed_first
+            if value > floor[c]:
+                j = width - depth[c]
+                while j + 1 < width and top[c, j + 1] < value:
+                    top[c, j] = top[c, j + 1]
+                    j += 1
+                top[c, j] = value
+                floor[c] = top[c, width - depth[c]]
 
 
 @dataclass(frozen=True)
 class _ColumnTable:
-    """Column targets sorted by (column, score), as pass 2 reads them."""
+    """Column targets sorted by (column, score), as pass 2 reads them. ``cut``: each column's m-th best
+    score (m = its targets) when only the first m ranks matter, else -inf; ``screen``: the lowest
+    score that can still rank a target of interest (its lowest target, or ``cut`` if higher)."""
 
     pointer: np.ndarray
     values: np.ndarray
     rows: np.ndarray
     gains: np.ndarray
+    cut: np.ndarray
+    screen: np.ndarray
 
 
-def _column_table(n_columns: int, rows: np.ndarray, columns: np.ndarray, gains: np.ndarray, values: np.ndarray):
+def _column_table(n_columns: int, rows: np.ndarray, columns: np.ndarray, gains: np.ndarray, values: np.ndarray,
+                  cut: np.ndarray | None = None):
     """The table, and for each target in column-major (column, row) order its place in the table."""
     by_column = np.lexsort((rows, columns))
     by_score = np.lexsort((values, columns))
     place = np.empty(by_score.size, np.int64)
     place[by_score] = np.arange(by_score.size)
-    table = _ColumnTable(_pointer(columns, n_columns), values[by_score], rows[by_score].astype(np.int64), gains[by_score].astype(np.float64))
+    pointer = _pointer(columns, n_columns)
+    cut = np.full(n_columns, -np.inf) if cut is None else cut
+    lowest = np.full(n_columns, np.inf)  # a column without targets: no cell counts
+    has_targets = pointer[1:] > pointer[:-1]
+    lowest[has_targets] = values[by_score][pointer[:-1][has_targets]]
+    table = _ColumnTable(pointer, values[by_score], rows[by_score].astype(np.int64), gains[by_score].astype(np.float64), cut,
+                         np.maximum(lowest, cut))
     return table, place[by_column]
 
 
@@ -139,13 +166,14 @@ def _ranks_from_counts(table: _ColumnTable, counts: list[dict], name: str, tie_c
     column = np.repeat(np.arange(table.pointer.size - 1), np.diff(table.pointer))
     running = np.cumsum(slots)  # cells above target p of column c: slots[p + c + 1 .. column end]
     above = running[table.pointer[column + 1] + column] - running[np.arange(n_targets) + column]
-    if tie_code == 3:  # average: the middle of the tied group's positions
-        return 1.0 + above + tied / 2.0
-    return (1 + above + before).astype(np.float64)
+    ranks = 1.0 + above + tied / 2.0 if tie_code == 3 else (1 + above + before).astype(np.float64)  # average: the tied group's middle
+    depth = np.diff(table.pointer)[column]
+    return np.where(table.values < table.cut[column], depth + 1.0, ranks)  # below the m-th best score: rank m + 1 at least
 
 
-def _first_pass(shards: ScoreShards, shard: int, row_targets, positives, ties: str, graded: dict | None) -> dict:
-    """Rank the shard's rows; read the scores of its column targets; graded nDCG of its rows."""
+def _first_pass(shards: ScoreShards, shard: int, row_targets, positives, depth, ties: str, graded: dict | None) -> dict:
+    """Rank the shard's rows; read the scores of its column targets (and with ``depth``, each column's
+    ``depth[c]`` best scores); graded nDCG of its rows."""
     from tvrbench.evaluation.engine import _fuse, _ranked
 
     start, _ = shards.bounds[shard]
@@ -160,6 +188,8 @@ def _first_pass(shards: ScoreShards, shard: int, row_targets, positives, ties: s
     if positives is not None:
         local = positives.tocoo()
         out["positive_scores"] = block[local.row, local.col].astype(np.float64)
+    if depth is not None:
+        out["column_top"] = _column_top(block, depth)
     if graded is not None:
         relevance = graded["relevance"]
         relevance = relevance.toarray() if sparse.issparse(relevance) else np.asarray(relevance)
@@ -185,9 +215,9 @@ def _second_pass(shards: ScoreShards, shard: int, tables: dict, tie_code: int) -
         n_targets, n_columns = table.values.size, table.pointer.size - 1
         slots = np.zeros(n_targets + n_columns, np.int64)
         before, tied = np.zeros(n_targets, np.int64), np.zeros(n_targets, np.int64)
-        values = table.values.astype(block.dtype)  # compare in the scores' own precision
+        values, screen = table.values.astype(block.dtype), table.screen.astype(block.dtype)  # scores read from the shards: exact
         n_groups = min(n_columns, 4 * numba.get_num_threads())
-        _column_summary(block, start, table.pointer, values, table.rows, table.gains, tie_code, slots, before, tied, n_groups)
+        _column_summary(block, start, table.pointer, values, table.rows, table.gains, tie_code, screen, slots, before, tied, n_groups)
         out.update({f"{name}_slots": slots, f"{name}_before": before, f"{name}_tied": tied})
     return out
 
@@ -237,8 +267,8 @@ def _run(function, jobs: list[tuple], name: str, client, checkpoint: _Checkpoint
     return results, len(missing)
 
 
-def _checkpoint_key(shards, row_targets, column_targets, ties, graded: Graded | None) -> str:
-    parts = [file_digest(shards.source, algorithm="xxh3").encode(), ties.encode(), repr(shards.bounds).encode()]
+def _checkpoint_key(shards, row_targets, column_targets, ties, columns_top_only, graded: Graded | None) -> str:
+    parts = [file_digest(shards.source, algorithm="xxh3").encode(), f"{ties}:{columns_top_only}".encode(), repr(shards.bounds).encode()]
     for targets in (row_targets, column_targets):
         if targets is not None:
             parts += [np.ascontiguousarray(a).view(np.uint8) for a in (targets.indptr, targets.indices, targets.data)]
@@ -259,26 +289,30 @@ def _judgment_rows(judgments: Judgments, start: int, stop: int) -> Judgments:
 
 
 def sharded_ranks(shards: ScoreShards, rows: sparse.csr_matrix, columns: sparse.csr_matrix | None, ties: str,
-                  graded: Graded | None = None, client=None, checkpoint: str | Path | None = None) -> ShardedRanks:
-    """The ranks :func:`~tvrbench.evaluation.ranking.target_ranks` gives for the whole matrix (exact
-    column ranks, never cut at a cutoff), and graded nDCG per query, from the shards.
+                  columns_top_only: bool = False, graded: Graded | None = None, client=None,
+                  checkpoint: str | Path | None = None) -> ShardedRanks:
+    """The ranks :func:`~tvrbench.evaluation.ranking.target_ranks` gives for the whole matrix, and
+    graded nDCG per query, from the shards.
 
     ``rows``: the row targets (captions × videos CSR); ``columns``: the column targets (videos ×
-    captions CSR) or None; ``client``: a Dask client, or None to run here; ``checkpoint``: a folder
-    where task results are kept until the caller removes it.
+    captions CSR) or None; ``columns_top_only``: as for ``target_ranks``, a column target below its
+    column's m-th best score (m = the column's targets) gets rank m + 1 (any other is exact), and
+    pass 2 reads only the cells at or above that score; ``client``: a Dask client, or None to run
+    here; ``checkpoint``: a folder where task results are kept until the caller removes it.
     """
     tie_code = _check_tie_rule(ties)
     n_rows, n_columns = shards.shape
     columns = None if columns is None else columns.tocsr().sorted_indices()
-    state = _Checkpoint(checkpoint, _checkpoint_key(shards, rows, columns, ties, graded) if checkpoint else "")
+    state = _Checkpoint(checkpoint, _checkpoint_key(shards, rows, columns, ties, columns_top_only, graded) if checkpoint else "")
     positives = None if columns is None else columns.T.tocsr().sorted_indices()  # the same cells, row by row
+    depth = np.diff(columns.indptr) if columns is not None and columns_top_only else None
     jobs = []
     for k, (start, stop) in enumerate(shards.bounds):
         graded_job = None
         if graded is not None:
             graded_job = {"relevance": graded.relevance[start:stop], "judgments": _judgment_rows(graded.judgments, start, stop),
                           "metrics": graded.metrics, "fusion": graded.fusion}
-        jobs.append((shards, k, rows[start:stop], None if positives is None else positives[start:stop], ties, graded_job))
+        jobs.append((shards, k, rows[start:stop], None if positives is None else positives[start:stop], depth, ties, graded_job))
     first, computed = _run(_first_pass, jobs, "ranks", client, state)
     row_ranks = np.concatenate([part["row_ranks"] for part in first])
     graded_values = {key[4:]: np.concatenate([part[key] for part in first]) for key in first[0] if key.startswith("t2v_")}
@@ -286,8 +320,9 @@ def sharded_ranks(shards: ScoreShards, rows: sparse.csr_matrix, columns: sparse.
     tables, places = {}, {}
     if columns is not None:
         local = positives.tocoo()
+        cut = None if depth is None else _mth_best(np.concatenate([part["column_top"] for part in first], axis=1), depth)
         tables["labels"], places["labels"] = _column_table(n_columns, local.row, local.col, np.ones(local.nnz),
-                                                           np.concatenate([part["positive_scores"] for part in first]))
+                                                           np.concatenate([part["positive_scores"] for part in first]), cut)
     graded_v2t = [] if graded is None else [m for m in graded.metrics if m.direction == "v2t"]
     if graded_v2t:
         cells = {name: np.concatenate([part[f"graded_{name}"] for part in first]) for name in ("rows", "columns", "gains", "scores")}
@@ -312,6 +347,13 @@ def sharded_ranks(shards: ScoreShards, rows: sparse.csr_matrix, columns: sparse.
             for metric in graded_v2t:
                 graded_values[metric.name] = metric.per_query(_ranked(n_columns, targets, ranks))
     return ShardedRanks(row_ranks, column_ranks, graded_values, computed)
+
+
+def _mth_best(tops: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Each column's ``depth[c]``-th best score, from every shard's best ``depth[c]`` (columns without
+    targets: -inf)."""
+    best_first = -np.sort(-tops, axis=1)
+    return np.where(depth > 0, best_first[np.arange(depth.size), np.maximum(depth, 1) - 1], -np.inf)
 
 
 def _pointer(columns: np.ndarray, n_columns: int) -> np.ndarray:

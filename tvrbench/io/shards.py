@@ -103,12 +103,15 @@ def _npy_shards(path: Path) -> ScoreShards:
     files = sorted(p.name for p in path.iterdir() if p.suffix.lower() == ".npy")
     if not files:
         raise InputError(path, "holds no .npy row shards (and is not a Zarr store)")
-    bounds, start, columns = [], 0, None
+    bounds, start, columns, single = [], 0, None, None
     for name in files:
-        rows, width = score_header(path / name).shape
+        header = score_header(path / name)
+        (rows, width), is_single = header.shape, header.dtype == np.float32
         if columns is not None and width != columns:
             raise InputError(path / name, f"has {width} columns but {files[0]} has {columns}")
-        columns = width
+        if single is not None and is_single != single:  # a column's scores are compared in one precision
+            raise InputError(path / name, f"has dtype {header.dtype} but {files[0]} is {'' if single else 'not '}float32")
+        columns, single = width, is_single
         bounds.append((start, start + rows))
         start += rows
     return ScoreShards(path, tuple(bounds), columns, tuple(files))
