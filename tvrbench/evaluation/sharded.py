@@ -54,8 +54,8 @@ class ShardedRanks:
     computed: int  # tasks computed in this run (the others came from the checkpoint)
 
 
-@numba.njit(cache=True, parallel=True)
-def _column_summary(block, first_row, pointer, values, rows, gains, tie_code, screen, slots, before, tied, n_groups):
+@numba.njit(cache=True)
+def _column_summary(block, first_row, pointer, values, rows, gains, tie_code, screen, slots, before, tied):
     """Count, for each column target, the cells of ``block`` above it and tied with it.
 
     Column c's targets are ``[pointer[c], pointer[c + 1])``, sorted by score. A cell above exactly
@@ -65,14 +65,11 @@ def _column_summary(block, first_row, pointer, values, rows, gains, tie_code, sc
     is itself a target carries that target's gain, any other cell gain 0. A cell below its column's
     ``screen`` counts for no target of interest and is passed over.
     """
-    n_columns = block.shape[1]
-    for group in numba.prange(n_groups):  # threads own disjoint columns: none writes another's counts
-        first, stop = group * n_columns // n_groups, (group + 1) * n_columns // n_groups
-        for i in range(block.shape[0]):
-            for c in range(first, stop):
-                value = block[i, c]
-                if value >= screen[c]:  # most cells of a useful model are below
-                    _place_cell(value, first_row + i, c, pointer, values, rows, gains, tie_code, slots, before, tied)
+    for i in range(block.shape[0]):
+        for c in range(block.shape[1]):
+            value = block[i, c]
+            if value >= screen[c]:  # most cells of a useful model are below
+                _place_cell(value, first_row + i, c, pointer, values, rows, gains, tie_code, slots, before, tied)
 
 
 @numba.njit(cache=True, inline="always")
@@ -216,8 +213,7 @@ def _second_pass(shards: ScoreShards, shard: int, tables: dict, tie_code: int) -
         slots = np.zeros(n_targets + n_columns, np.int64)
         before, tied = np.zeros(n_targets, np.int64), np.zeros(n_targets, np.int64)
         values, screen = table.values.astype(block.dtype), table.screen.astype(block.dtype)  # scores read from the shards: exact
-        n_groups = min(n_columns, 4 * numba.get_num_threads())
-        _column_summary(block, start, table.pointer, values, table.rows, table.gains, tie_code, screen, slots, before, tied, n_groups)
+        _column_summary(block, start, table.pointer, values, table.rows, table.gains, tie_code, screen, slots, before, tied)
         out.update({f"{name}_slots": slots, f"{name}_before": before, f"{name}_tied": tied})
     return out
 
