@@ -63,10 +63,11 @@ def zeros_block(shape: tuple[int, int]):
 def warm(client, job) -> float:
     """Each worker computes one row of the job first (numba loads its compiled kernels once per process);
     returns the seconds, kept apart from the timed runs as a per-worker start-up cost."""
-    from tvrbench.proxies.storage import run_on_worker
+    from tvrbench.distributed import on_one_thread
+    from tvrbench.proxies.storage import BlockJob
 
     started = time.perf_counter()
-    client.run(run_on_worker, job, slice(0, 1))
+    client.run(on_one_thread, BlockJob.run, job, slice(0, 1))
     return time.perf_counter() - started
 
 

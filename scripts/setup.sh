@@ -44,14 +44,20 @@ extras=all
 # Compile the ranking kernels once (numba caches them beside the sources), and build the verb
 # lexicon and counter-fitted verb vectors (cached under TVRBENCH_HOME), so a first run is warm.
 .venv/bin/python - <<'PY'
+import tempfile
+from pathlib import Path
 import numpy as np
 from tvrbench.evaluation import Judgments, evaluate
 from tvrbench.generators.config import WordNetGeneratorConfig
 from tvrbench.generators.counterfit import verb_vectors
 from tvrbench.generators.lexicon import LexiconSettings, verb_lexicon
+from tvrbench.io.shards import open_shards
 for dtype in (np.float32, np.float64):
     scores = np.random.default_rng(0).random((8, 6)).astype(dtype)
     evaluate(scores, Judgments.from_matrices(np.eye(8, 6, dtype=bool)))
+    with tempfile.TemporaryDirectory() as shards:  # the sharded path's kernels too
+        np.save(Path(shards) / "part-0.npy", scores)
+        evaluate(open_shards(shards), Judgments.from_matrices(np.eye(8, 6, dtype=bool)))
 verb_lexicon(LexiconSettings.of(WordNetGeneratorConfig()))
 verb_vectors()
 PY

@@ -55,3 +55,12 @@ def dask_client(workers: int | None = None, scheduler: str | None = None) -> Ite
         dashboard = f", dashboard {client.dashboard_link}" if "dashboard" in info.get("services", {}) else ""
         print(f"dask: {len(info['workers'])} workers, scheduler {client.scheduler.address}{dashboard}", file=sys.stderr)
         yield client
+
+
+def on_one_thread(function, *args):
+    """``function(*args)`` as a Dask task, numba on one thread: the cluster's workers are the
+    parallelism (a numba kernel would otherwise start a thread per core in every worker process)."""
+    import numba
+
+    numba.set_num_threads(1)
+    return function(*args)

@@ -13,6 +13,9 @@ class InputError(Exception):
         self.problem = problem
         super().__init__(f"{self.source}: {problem}" if self.source else problem)
 
+    def __reduce__(self):  # raised in a Dask task, it crosses to the client pickled
+        return type(self), (self.source, self.problem)
+
 
 class MissingResource(Exception):
     """An optional resource (model, corpus, browser) is not installed; says how to get it."""

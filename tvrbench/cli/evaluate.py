@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import csv
+import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 import typer
@@ -14,9 +15,12 @@ from rich.table import Table
 from tvrbench.cli import app
 from tvrbench.cli.inputs import FIRE_DATASET, reads_captions
 from tvrbench.cli.outputs import FILE, writes
+from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
+from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.io.captions import Captions, read_video_ids
 from tvrbench.io.inputs import CaptionsReading, load_relevance, read_fire_dataset, read_score_matrix
+from tvrbench.io.shards import ScoreShards
 from tvrbench.io.scores import require_finite
 from tvrbench.signature import file_digest
 
@@ -59,7 +63,8 @@ def evaluate_command(
     reading: CaptionsReading,
     queries: Path = typer.Option(..., "--queries", help="Captions: CSV/TSV/JSONL with caption_id,text,video_id, or MSR-VTT's JSFUSION CSV."),
     videos: Path = typer.Option(..., "--videos", help="One video id per line, in the column order of the scores."),
-    scores: Path = typer.Option(..., "--scores", help="Score matrix .npy (rows = captions, columns = videos), or a TREC run."),
+    scores: Path = typer.Option(..., "--scores", help="Score matrix .npy (rows = captions, columns = videos), a TREC run, or, too big for "
+                                "memory, a Zarr store or a folder of .npy row shards (docs/scaling.md)."),
     json_out: Path = typer.Option(..., "--json", help="Write {metrics, signature, n_queries[, original, delta]} here."),
     fire: Path = typer.Option(None, "--fire", help="FIRE relevance labels (JSON)."),
     fire_dataset: str = FIRE_DATASET,
@@ -72,6 +77,8 @@ def evaluate_command(
     fusion: str = typer.Option(None, "--fusion", help="Labels over a proxy: judged | relevant | none."),
     per_query: Path = typer.Option(None, "--per-query", help="Also write every per-caption value as CSV."),
     config: Path = typer.Option(None, "--config", help="Settings YAML (see configs/evaluate.yaml); flags win."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
 ) -> None:
     """Score a model with every label you have: original pairs, FIRE labels, qrels, graded relevance.
 
@@ -95,8 +102,11 @@ def evaluate_command(
     )
     captions = reading.read(queries)
     video_ids = read_video_ids(videos)
-    model = read_score_matrix(scores, captions.caption_ids, video_ids, check_finite=False)  # the ranking pass checks every cell
+    model = read_score_matrix(scores, captions.caption_ids, video_ids, check_finite=False, sharded=True)  # the ranking pass checks every cell
     matrix = model.values
+    sharded = isinstance(matrix, ScoreShards)  # read shard by shard, here or on a cluster
+    if (workers or scheduler) and not sharded:
+        raise InputError(scores, "--workers/--scheduler evaluate sharded scores (a Zarr store or a folder of .npy row shards)")
     fire_labels = None
     fields = {"scores": model.digest}
     if fire is not None:
@@ -112,22 +122,28 @@ def evaluate_command(
     relevance_matrix = None
     if relevance is not None:
         relevance_matrix, fields["proxy"] = load_relevance(relevance, matrix.shape, captions, video_ids)
+    checkpoint = json_out.with_name(f".{json_out.name}.shards") if sharded else None
     try:
-        result = evaluate(
-            matrix,
-            judgments,
-            metrics=settings.metrics,
-            ties=settings.ties,
-            ap=settings.ap,
-            ndcg=settings.ndcg,
-            relevance=relevance_matrix,
-            fusion=settings.fusion,
-            signature_fields=fields,
-        )
+        with dask_client(workers, scheduler) as client:
+            result = evaluate(
+                matrix,
+                judgments,
+                metrics=settings.metrics,
+                ties=settings.ties,
+                ap=settings.ap,
+                ndcg=settings.ndcg,
+                relevance=relevance_matrix,
+                fusion=settings.fusion,
+                signature_fields=fields,
+                client=client,
+                checkpoint=checkpoint,
+            )
     except NonFiniteScores:
         require_finite(scores, matrix)  # names the first bad cell
         raise
     write_json(json_out, result.to_json())
+    if checkpoint is not None:
+        shutil.rmtree(checkpoint, ignore_errors=True)
     if per_query is not None:
         write_per_query(per_query, result, captions)
     console = Console()

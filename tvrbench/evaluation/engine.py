@@ -12,6 +12,7 @@ With a graded relevance matrix (a semantic proxy, SPEC §4) nDCG uses it, fused 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from scipy import sparse
@@ -27,6 +28,7 @@ from tvrbench.evaluation.metrics import (
     parse_metric,
 )
 from tvrbench.evaluation.ranking import target_ranks
+from tvrbench.io.shards import ScoreShards
 from tvrbench.signature import Signature
 
 FUSION_POLICIES = ("judged", "relevant", "none")
@@ -113,7 +115,7 @@ def _graded_ndcg(scores, relevance, judgments, ndcg_metrics, ties, fusion) -> di
 
 
 def evaluate(
-    scores: np.ndarray,
+    scores: np.ndarray | ScoreShards,
     judgments: Judgments,
     metrics=DEFAULT_METRICS,
     ties: str = "stable",
@@ -122,14 +124,20 @@ def evaluate(
     relevance: np.ndarray | None = None,
     fusion: str = "judged",
     signature_fields: dict[str, object] | None = None,
+    client=None,
+    checkpoint: str | Path | None = None,
 ) -> EvaluationResult:
     """Every requested metric of one model; with extra labels also the original-only result.
 
     ``metrics``: names such as ``C@1``, ``AP``, ``nDCG`` (see :mod:`tvrbench.evaluation.metrics`).
     ``relevance``: optional graded relevance, same shape as ``scores``, values in [0, 1].
     ``signature_fields``: settings the caller knows (label sources' digests, proxy name) to record.
+    ``scores`` may be :class:`~tvrbench.io.shards.ScoreShards`, a matrix too big for memory: it is
+    then read shard by shard (:mod:`tvrbench.evaluation.sharded`), on the Dask ``client`` if given,
+    keeping finished shards' results in the ``checkpoint`` folder if given; the metrics are the same.
     """
-    scores = np.asarray(scores) if not isinstance(scores, np.memmap) else scores
+    sharded = isinstance(scores, ScoreShards)
+    scores = scores if sharded or isinstance(scores, np.memmap) else np.asarray(scores)
     if scores.ndim != 2:
         raise ValueError(f"scores must be a queries × videos matrix, got shape {scores.shape}")
     if judgments.shape != scores.shape:
@@ -147,7 +155,14 @@ def evaluate(
     columns = judgments.positive.T.tocsr() if binary_ndcg and any(m.direction == "v2t" for m in ndcg_metrics) else None
     # nDCG with a cutoff (epic, paper) needs only the column ranks within each video's cutoff.
     top_only = columns is not None and ndcg != "full"
-    row_ranks, column_ranks = target_ranks(scores, rows=rows, columns=columns, ties=ties, columns_top_only=top_only)
+    if sharded:
+        from tvrbench.evaluation.sharded import Graded, sharded_ranks
+
+        graded = Graded(relevance, judgments, tuple(ndcg_metrics), fusion) if ndcg_metrics and relevance is not None else None
+        ranks = sharded_ranks(scores, rows, columns, ties, top_only, graded, client=client, checkpoint=checkpoint)
+        row_ranks, column_ranks = ranks.row_ranks, ranks.column_ranks
+    else:
+        row_ranks, column_ranks = target_ranks(scores, rows=rows, columns=columns, ties=ties, columns_top_only=top_only)
 
     t2v = _ranked(n_queries, rows, row_ranks)
     per_query: dict[str, np.ndarray] = {}
@@ -162,7 +177,7 @@ def evaluate(
         else:
             per_query[metric.name] = metric.per_query(t2v)
     if ndcg_metrics and relevance is not None:
-        per_query.update(_graded_ndcg(scores, relevance, judgments, ndcg_metrics, ties, fusion))
+        per_query.update(ranks.graded if sharded else _graded_ndcg(scores, relevance, judgments, ndcg_metrics, ties, fusion))
 
     aggregates = {metric.name: metric.aggregate(per_query[metric.name]) for metric in objects}
     values: dict[str, float] = {}
@@ -191,5 +206,6 @@ def evaluate(
     signature = str(Signature(settings))
     original = None
     if judgments.has_extra_labels:
-        original = evaluate(scores, judgments.original_only(), requested, ties, ap, ndcg, relevance, fusion, signature_fields)
+        original = evaluate(scores, judgments.original_only(), requested, ties, ap, ndcg, relevance, fusion, signature_fields,
+                            client, checkpoint)
     return EvaluationResult(values, per_query, n_queries, signature, original, settings)

@@ -26,6 +26,7 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.io.captions import Captions, read_captions
+from tvrbench.io.shards import ScoreShards, is_sharded, open_shards, read_zarr_matrix
 
 if TYPE_CHECKING:
     from tvrbench.io.fire import FireLabels
@@ -106,22 +107,28 @@ class ScoreMatrix:
     """One model's scores, captions × videos, with what identifies them (as ranx's ``Run``)."""
 
     name: str
-    values: np.ndarray
+    values: np.ndarray | ScoreShards  # shards: a matrix too big for memory, read shard by shard
     digest: str  # xxh3 of the file, as the signature's ``scores`` field
     source: Path
 
 
 def read_score_matrix(path: str | Path, caption_ids: list[str], video_ids: list[str], name: str | None = None,
-                      check_finite: bool = True) -> ScoreMatrix:
+                      check_finite: bool = True, sharded: bool = False) -> ScoreMatrix:
     """A TREC run (by suffix, see :data:`RUN_SUFFIXES`; unretrieved pairs rank last) or a ``.npy`` matrix,
-    rows in the order of ``caption_ids``, columns in that of ``video_ids``.
+    rows in the order of ``caption_ids``, columns in that of ``video_ids``; with ``sharded``, also a
+    Zarr store or a folder of ``.npy`` row shards (:mod:`tvrbench.io.shards`), opened, not read.
 
     ``check_finite=False`` leaves the check of every cell to a ranking pass that reads them anyway.
     """
     from tvrbench.signature import file_digest
 
     path = Path(path)
-    if path.suffix.lower() in RUN_SUFFIXES:
+    if is_sharded(path):
+        if not sharded:
+            raise InputError(path, "sharded scores (a Zarr store or a folder of row shards) are read by `tvrbench evaluate`; "
+                                   "give this command one .npy or a TREC run")
+        values, digest = open_shards(path, (len(caption_ids), len(video_ids))), file_digest(path, algorithm="xxh3")
+    elif path.suffix.lower() in RUN_SUFFIXES:
         from tvrbench.io.trec import read_run, run_to_matrix
 
         values, digest = run_to_matrix(read_run(path), caption_ids, video_ids), file_digest(path, algorithm="xxh3")
@@ -175,7 +182,9 @@ def load_relevance(path: Path, shape: tuple[int, int], captions: Captions, video
     from tvrbench.io.scores import read_scores_digest
     from tvrbench.signature import file_digest
 
-    if path.is_dir():  # a Parquet proxy (tvrbench proxies --out M.parquet): cells not stored are 0
+    if path.suffix.lower() == ".zarr":  # a Zarr proxy (tvrbench proxies --out M.zarr), read whole
+        matrix, digest = read_zarr_matrix(path), file_digest(path, algorithm="xxh3")
+    elif path.is_dir():  # a Parquet proxy (tvrbench proxies --out M.parquet): cells not stored are 0
         from tvrbench.proxies.storage import read_proxy_cells
 
         matrix, digest = read_proxy_cells(path)[0].toarray(), file_digest(path, algorithm="xxh3")

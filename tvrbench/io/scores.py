@@ -50,7 +50,10 @@ def read_scores_digest(path: str | os.PathLike, shape: tuple[int, int] | None = 
     return _read(Path(path), shape, check_finite, digest=True)
 
 
-def _read(path: Path, shape: tuple[int, int] | None, check_finite: bool, digest: bool) -> tuple[np.ndarray, str | None]:
+def score_header(path: str | os.PathLike, shape: tuple[int, int] | None = None) -> np.memmap:
+    """A score file's memory map after every check that needs no values: a .npy, no objects, 2-D,
+    real, not empty, and ``shape`` (captions, videos) when given."""
+    path = Path(path)
     _check_container(path)
     header = _load(path, mmap_mode="r")
     if header.dtype.hasobject:
@@ -67,6 +70,11 @@ def _read(path: Path, shape: tuple[int, int] | None, check_finite: bool, digest:
             raise InputError(path, f"has {columns} columns but the videos file has {shape[1]} videos")
     if rows == 0 or columns == 0:
         raise InputError(path, f"is empty (shape {header.shape})")
+    return header
+
+
+def _read(path: Path, shape: tuple[int, int] | None, check_finite: bool, digest: bool) -> tuple[np.ndarray, str | None]:
+    header = score_header(path, shape)
     single = header.dtype.kind == "f" and header.dtype.itemsize == 4
     dtype = np.dtype(np.float32 if single else np.float64)  # native byte order either way
     offset = header.offset

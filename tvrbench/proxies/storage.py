@@ -91,15 +91,6 @@ class BlockJob:
         return row + rows.start, column, values[row, column]
 
 
-def run_on_worker(job: BlockJob, rows: slice):
-    """A block as a Dask task, on one thread: the cluster's workers are the parallelism (a numba
-    kernel would otherwise start a thread per core in every worker process)."""
-    import numba
-
-    numba.set_num_threads(1)
-    return job.run(rows)
-
-
 def computed_blocks(job: BlockJob, todo: dict[int, slice], client=None) -> Iterator[tuple[int, object]]:
     """(block number, result) for each block of ``todo``, in the order they finish.
 
@@ -113,6 +104,8 @@ def computed_blocks(job: BlockJob, todo: dict[int, slice], client=None) -> Itera
         return
     from dask.distributed import as_completed
 
+    from tvrbench.distributed import on_one_thread
+
     remote_job = client.scatter(job, broadcast=True)
     waiting = iter(todo.items())
     numbers = {}
@@ -121,7 +114,7 @@ def computed_blocks(job: BlockJob, todo: dict[int, slice], client=None) -> Itera
     def submit_up_to_window() -> None:
         window = max(2, 2 * sum(client.nthreads().values()))
         for number, rows in itertools.islice(waiting, max(0, window - running.count())):
-            future = client.submit(run_on_worker, remote_job, rows, pure=False)
+            future = client.submit(on_one_thread, BlockJob.run, remote_job, rows, pure=False)
             numbers[future.key] = number
             running.add(future)
 
