@@ -164,6 +164,30 @@ def test_the_command_line_gives_the_same_metrics_from_shards(tmp_path):
     assert not (tmp_path / ".shards.json.shards").exists()  # the checkpoint goes once the result is written
 
 
+def test_relevance_as_a_zarr_store_equals_the_npy(tmp_path):
+    zarr = pytest.importorskip("zarr", reason="zarr is not installed (pip install 'tvrbench[scale]')")
+    files = cli_inputs(tmp_path, n_videos=12, per_video=2, shard_rows=5)
+    relevance = np.random.default_rng(5).random((24, 12)).astype(np.float32)
+    np.save(tmp_path / "R.npy", relevance)
+    zarr.create_array(tmp_path / "R.zarr", shape=relevance.shape, chunks=(5, 12), dtype="float32")[:] = relevance
+    for name in ("R.npy", "R.zarr"):
+        command = evaluate_command(files, files["shards"], tmp_path / f"{name}.json", "--relevance", str(tmp_path / name))
+        completed = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+        assert completed.returncode == 0, completed.stderr
+    from_npy, from_zarr = (json.loads((tmp_path / f"{name}.json").read_text())["metrics"] for name in ("R.npy", "R.zarr"))
+    assert from_zarr == from_npy and "nDCG_v2t" in from_zarr
+
+
+def test_commands_other_than_evaluate_refuse_sharded_scores(tmp_path):
+    from tvrbench.errors import InputError
+    from tvrbench.io.inputs import read_score_matrix
+
+    files = cli_inputs(tmp_path, n_videos=4, per_video=2, shard_rows=4)
+    ids = [f"c{v}_{i}" for v in range(4) for i in range(2)]
+    with pytest.raises(InputError, match="are read by `tvrbench evaluate`"):
+        read_score_matrix(files["shards"], ids, [f"video{v}" for v in range(4)])
+
+
 def test_workers_without_shards_and_a_silent_scheduler_get_one_line_and_exit_2(tmp_path):
     files = cli_inputs(tmp_path, n_videos=4, per_video=2, shard_rows=4)
     for scores, options, message in ((files["npy"], ("--workers", "2"), "evaluate sharded scores"),
