@@ -12,7 +12,8 @@
   constraint becomes the contrast. Taking the first survivor of a uniform random permutation is a
   uniform choice among the survivors, so constraints are only evaluated until one passes.
 
-A new contrast kind is a finder and a generator (and constraints if needed); nothing else changes.
+A new contrast kind is a finder and a generator (and constraints if needed), put together by a
+:class:`~tvrbench.generators.core.ContrastGenerator`; nothing else changes.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 from its settings and turns captions into contrast records, in caption order, with no files::
 
     from tvrbench.generators import GenderContrasts, VerbContrasts
+    from tvrbench.io.captions import read_captions
 
     gender = GenderContrasts()  # GenderConfig() defaults; models load on first use
     [r.contrast for r in gender.contrasts(["a man is cooking", "a dog runs"])]
@@ -84,7 +85,11 @@ class ContrastGenerator:
         check_texts(captions)
         items, context = self.prepare(captions)
         job = Job(self, context)
-        return [outcome for start in range(0, len(items), self.chunk_size) for outcome in job.run(items[start : start + self.chunk_size])]
+        return [outcome for chunk in self.chunks(items) for outcome in job.run(chunk)]
+
+    def chunks(self, items: list[CaptionItem]) -> list[list[CaptionItem]]:
+        """The items in the chunks they are searched in: ``[k·size, (k+1)·size)``, in memory as in a file."""
+        return [items[start : start + self.chunk_size] for start in range(0, len(items), self.chunk_size)]
 
     def items(self, captions: Captions) -> list[CaptionItem]:
         """One item per caption, unparsed."""
@@ -97,6 +102,7 @@ class ContrastGenerator:
         return self.items(captions), None
 
     def search(self, context) -> ContrastSearch:
+        """The kind's finder, generator and constraints, for captions with this ``context``."""
         raise NotImplementedError
 
     def signature_fields(self, search: ContrastSearch) -> dict:

@@ -34,17 +34,17 @@ def run_contrasts(generator: ContrastGenerator, captions: Captions, out: str | P
     same signature; returns records and sidecar. With a Dask ``client``, each chunk is a task on the
     cluster (its captions sent unparsed: the worker parses them).
 
-    Chunks have fixed boundaries (captions ``[k·size, (k+1)·size)``) and a chunk's records depend on
-    the chunk alone, so whichever chunks are redone after an interruption, in whatever order, the
+    Chunks have fixed boundaries (:meth:`~tvrbench.generators.core.ContrastGenerator.chunks`) and a
+    chunk's records depend on the chunk alone, so whichever chunks are redone after an interruption, in whatever order, the
     output is byte-identical to an uninterrupted single-process run.
     """
     check_texts(captions)
-    kind, size = generator.kind, generator.chunk_size
+    kind = generator.kind
     items, context = generator.prepare(captions)
     job = Job(generator, context)
     signature = generator.signature(captions, job.search)
     writer = ResumableJsonl(out, str(signature))
-    chunks = [items[start : start + size] for start in range(0, len(items), size)]
+    chunks = generator.chunks(items)
     todo = [chunk for chunk in chunks if any(item.caption_id not in writer.done for item in chunk)]
     if writer.done:
         print(f"resuming {writer.path}: {len(chunks) - len(todo)} of {len(chunks)} chunks done", file=sys.stderr)
