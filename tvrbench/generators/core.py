@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 from tvrbench.errors import InputError
 from tvrbench.generators.base import CaptionItem, ContrastSearch, Outcome
+from tvrbench.generators.lm import LanguageModel, load_language_model
 from tvrbench.generators.records import ContrastRecord
 from tvrbench.io.captions import Captions
 from tvrbench.signature import Signature, text_digest
@@ -55,10 +56,10 @@ def contrast_signature(kind: str, captions: Captions, settings: dict, libraries:
 class ContrastGenerator:
     """One contrast kind built from its settings: :meth:`contrasts` turns captions into records.
 
-    A kind says how to load its spaCy pipeline (``nlp``) and its language model (``lm``, which the
-    sidecar's plausibility uses), how to build its :class:`~tvrbench.generators.base.ContrastSearch`
-    and what its signature adds. Models are cached properties, loaded on first use in the process
-    that uses them; the object pickles without them, so each Dask worker loads its own.
+    A kind says how to load its spaCy pipeline (``nlp``), how to build its
+    :class:`~tvrbench.generators.base.ContrastSearch` and what its signature adds. Models are cached
+    properties, loaded on first use in the process that uses them; the object pickles without them,
+    so each Dask worker loads its own.
 
     Captions are searched ``chunk_size`` at a time, as the file runner writes them: a model scoring
     a batch (sentence embeddings, a causal LM) gives the same bits only for the same batch.
@@ -74,6 +75,11 @@ class ContrastGenerator:
     def __getstate__(self) -> dict:
         loaded = {name for cls in type(self).__mro__ for name, value in vars(cls).items() if isinstance(value, functools.cached_property)}
         return {name: value for name, value in self.__dict__.items() if name not in loaded}
+
+    @functools.cached_property
+    def lm(self) -> LanguageModel:
+        """The language model of ``config.lm``: how plausible the contrasts read (the sidecar's plausibility)."""
+        return load_language_model(self.config.lm)
 
     def contrasts(self, captions: Captions | Sequence[str]) -> list[ContrastRecord]:
         """The contrast records of ``captions``, in caption order (none for a caption without one)."""

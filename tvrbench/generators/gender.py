@@ -76,12 +76,6 @@ class GenderContrasts(ContrastGenerator):
 
         return spacy_pipeline(self.config.spacy_model)
 
-    @functools.cached_property
-    def lm(self):
-        from tvrbench.generators.lm import load_language_model
-
-        return load_language_model(self.config.lm)
-
     def search(self, context=None) -> ContrastSearch:
         return ContrastSearch("gender", GenderedNouns(self.config), GenderSwap(self.config), (), seed=self.config.seed)
 

@@ -162,12 +162,6 @@ class PersonIdContrasts(ContrastGenerator):
 
         return spacy_pipeline("en_core_web_sm")
 
-    @functools.cached_property
-    def lm(self):
-        from tvrbench.generators.lm import load_language_model
-
-        return load_language_model(self.config.lm)
-
     def items(self, captions: Captions) -> list[CaptionItem]:
         movies = caption_movies(captions, self.config.movie_column)
         listed = captions.extra.get("names")  # ';'-joined, as the LSMDC reader keeps them

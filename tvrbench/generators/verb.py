@@ -324,6 +324,7 @@ class VerbContrasts(ContrastGenerator):
 
     @functools.cached_property
     def lm(self) -> LanguageModel:
+        """Ranks the candidates and runs the perplexity filter, in batches of ``lm_batch_size``."""
         return load_language_model(self.config.lm, self.config.lm_batch_size)
 
     @functools.cached_property
