@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tvrbench.errors import InputError
-from tvrbench.generators import gender_contrasts, id_contrasts, read_contrast_records
+from tvrbench.generators import GenderContrasts, PersonIdContrasts, gender_contrasts, id_contrasts, read_contrast_records
 from tvrbench.generators.config import (
     FinetuneConfig, GenderConfig, MCConfig, PersonIdConfig, VerbConfig, load_config,
 )  # fmt: skip
@@ -123,16 +123,19 @@ def test_resume_after_interruption_gives_the_same_file(gender_run, tmp_path, mon
     assert not partial.exists()
 
 
+CHARACTERS = "movie,name,gender\nM1,Jenko,M\nM1,Schmidt,M\nM1,Zach,M\nM1,Molly,F\nM1,Eric,M\nM2,Anna,F\nM2,Elsa,F\n"
+ID_ROWS = [("c1", "Jenko and Schmidt sit in the rear pew.", "M1_00.00.01.000-00.00.02.000"),
+           ("c2", "His gaze steely, Jenko lowers his gun.", "M1_00.00.03.000-00.00.04.000"),
+           ("c3", "Anna hugs Elsa.", "M2_00.00.01.000-00.00.02.000"),
+           ("c4", "A car drives by.", "M2_00.00.05.000-00.00.06.000")]  # fmt: skip
+ID_TRAIN = Captions(["t1", "t2", "t3"], ["Zach runs.", "Zach and Eric talk.", "Zach waves."], ["x", "y", "z"])
+
+
 def test_person_id_swaps_within_movie_and_gender(tmp_path):
     characters = tmp_path / "characters.csv"
-    characters.write_text("movie,name,gender\nM1,Jenko,M\nM1,Schmidt,M\nM1,Zach,M\nM1,Molly,F\nM1,Eric,M\nM2,Anna,F\nM2,Elsa,F\n")
-    rows = [("c1", "Jenko and Schmidt sit in the rear pew.", "M1_00.00.01.000-00.00.02.000"),
-            ("c2", "His gaze steely, Jenko lowers his gun.", "M1_00.00.03.000-00.00.04.000"),
-            ("c3", "Anna hugs Elsa.", "M2_00.00.01.000-00.00.02.000"),
-            ("c4", "A car drives by.", "M2_00.00.05.000-00.00.06.000")]  # fmt: skip
-    captions = Captions([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
-    train = Captions(["t1", "t2", "t3"], ["Zach runs.", "Zach and Eric talk.", "Zach waves."], ["x", "y", "z"])
-    records, sidecar = id_contrasts(captions, characters, tmp_path / "id.jsonl", PersonIdConfig(), train)
+    characters.write_text(CHARACTERS)
+    captions = Captions([r[0] for r in ID_ROWS], [r[1] for r in ID_ROWS], [r[2] for r in ID_ROWS])
+    records, sidecar = id_contrasts(captions, characters, tmp_path / "id.jsonl", PersonIdConfig(), ID_TRAIN)
     by_id = {r.caption_id: r for r in records}
     assert set(by_id) == {"c1", "c2"}  # c3: no other woman in M2 besides the two present; c4: no name
     assert by_id["c1"].edit[0]["from"] == "Jenko" and by_id["c1"].edit[0]["to"] in {"Zach", "Eric"}
@@ -143,6 +146,53 @@ def test_person_id_swaps_within_movie_and_gender(tmp_path):
         assert set(record.details["train_counts"]) >= set(swaps)
         assert record.details["rare_original"] == (0 < record.details["train_counts"][record.edit[0]["to"]])
     assert sidecar["counts"]["no target"] == 1 and sidecar["counts"]["no candidate"] == 1
+
+
+# ----------------------------------------------------------------------------- the in-memory core
+
+
+def test_gender_in_memory_equals_the_file(gender_run):
+    captions, out, _, _ = gender_run
+    in_memory = GenderContrasts().contrasts(captions)
+    assert [r.to_json() for r in in_memory] == [r.to_json() for r in read_contrast_records(out)]
+    texts = GenderContrasts().outcomes(["a man is cooking", "a dog runs"])  # plain texts: ids "0", "1"
+    assert [(o.record.caption_id, o.record.contrast) if o.record else o.reason for o in texts] == [("0", "a woman is cooking"), "no target"]
+
+
+@pytest.mark.parametrize("lsmdc", [False, True], ids=["movie-from-clip-id", "lsmdc-movie-and-names"])
+def test_person_id_in_memory_equals_the_file(tmp_path, lsmdc):
+    """With LSMDC columns, only the listed names change and the movie column is the movie."""
+    characters = tmp_path / "characters.csv"
+    characters.write_text(CHARACTERS)
+    extra = {"movie": ["M1", "M1", "M2", "M2"], "names": ["Schmidt", "Jenko", "Anna;Elsa", ""]} if lsmdc else {}
+    captions = Captions([r[0] for r in ID_ROWS], [r[1] for r in ID_ROWS], ["clip"] * 4 if lsmdc else [r[2] for r in ID_ROWS], extra=extra)
+    config = PersonIdConfig(swap_later=1.0)
+    id_contrasts(captions, characters, tmp_path / "id.jsonl", config, ID_TRAIN)
+    in_memory = PersonIdContrasts(characters, config, ID_TRAIN).contrasts(captions)
+    assert [r.to_json() for r in in_memory] == [r.to_json() for r in read_contrast_records(tmp_path / "id.jsonl")]
+    assert [r.edit[0]["from"] for r in in_memory] == (["Schmidt", "Jenko"] if lsmdc else ["Jenko", "Jenko"])
+
+
+def test_no_generator_reads_doc_user_data(tmp_path):
+    """Per-caption data travels in the CaptionItem: searches over docs whose ``user_data`` is gone give
+    the same records (the person-ID finder used to find the caption's movie there)."""
+    from dataclasses import replace
+
+    from tvrbench.generators.core import Job
+
+    assert not [p.name for p in (ROOT / "tvrbench" / "generators").glob("*.py") if "user_data" in p.read_text(encoding="utf-8")]
+    characters = tmp_path / "characters.csv"
+    characters.write_text(CHARACTERS)
+    rows = [*ID_ROWS, ("c5", "A man hands Jenko the ball.", "M1_00.00.05.000-00.00.06.000")]
+    captions = Captions([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    for generator in (PersonIdContrasts(characters), GenderContrasts()):
+        items, context = generator.prepare(captions)
+        docs = list(generator.nlp.pipe(captions.texts))
+        for doc in docs:
+            doc.user_data = None
+        outcomes = Job(generator, context).run([replace(item, doc=doc) for item, doc in zip(items, docs)])
+        records = [o.record.to_json() for o in outcomes if o.record]
+        assert records and records == [r.to_json() for r in generator.contrasts(captions)]
 
 
 def test_every_config_file_equals_the_defaults():

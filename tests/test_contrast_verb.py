@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from tvrbench.generators import verb_contrasts
-from tvrbench.generators.base import ContrastSearch
+from tvrbench.generators.base import CaptionItem, ContrastSearch
 from tvrbench.generators.config import FrequencyConfig, PerplexityConfig, T5GeneratorConfig, VerbConfig
 from tvrbench.generators.t5 import parse_fill
-from tvrbench.generators.verb import VerbPhrases
+from tvrbench.generators.verb import VerbContrasts, VerbPhrases
 from tvrbench.io.captions import Captions, read_captions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,18 +81,30 @@ def test_offline_verbs_change_only_the_verb_phrase_and_never_to_a_synonym(offlin
 
 
 def test_candidate_blocks_do_not_change_the_result(offline_run, nlp):
-    from tvrbench.generators.verb import CaptionVerbs, verb_search
-
     captions, records, _ = offline_run
-    docs = list(nlp.pipe(captions.texts))
-    search, _ = verb_search(VerbConfig(), nlp, CaptionVerbs(docs))
+    generator = VerbContrasts()
+    items, collection = generator.prepare(captions)
+    search = generator.search(collection)
     one_at_a_time = ContrastSearch("verb", search.finder, search.generator, search.constraints, search.seed, search.target_order,
                                    search.candidate_order, block=1, max_block=1)  # fmt: skip
-    outcomes = one_at_a_time.run(docs[:12], captions.caption_ids, captions.video_ids, list(range(12)))
+    outcomes = one_at_a_time.run(items[:12])
     expected = {r.caption_id: r.contrast for r in records}
     assert {captions.caption_ids[o.index]: o.record.contrast for o in outcomes if o.record} == {
         k: v for k, v in expected.items() if k in captions.caption_ids[:12]
     }
+
+
+def test_verb_in_memory_equals_the_file(tmp_path):
+    """Chunk by chunk as the file is written, with training captions (their verbs join the pool, and
+    the frequency filter counts in them)."""
+    if not MSRVTT.is_file():
+        pytest.skip(f"MSR-VTT sample not present: {MSRVTT}")
+    table = read_captions(MSRVTT)
+    captions, train, config = table.subset(range(32)), table.subset(range(100, 700)), VerbConfig(chunk_size=12)
+    _, sidecar = verb_contrasts(captions, tmp_path / "verb.jsonl", config, train)
+    in_memory = VerbContrasts(config, train).contrasts(captions)
+    assert in_memory and sidecar["counts"]["records"] == len(in_memory) and "frequency:train-captions" in sidecar["signature"]
+    assert [r.to_json() for r in in_memory] == [json.loads(line) for line in (tmp_path / "verb.jsonl").read_text().splitlines()]
 
 
 def test_killed_run_resumes_byte_identical(tmp_path):
@@ -132,7 +144,7 @@ def test_a_chunk_does_not_depend_on_the_chunks_before_it(offline_run, nlp):
     """The sentence embeddings a chunk uses are the same, to the bit, whether an earlier chunk held the
     same captions or not (without clearing, a repeated caption's vector comes from the earlier batch)."""
     from tvrbench.generators.filters import Embeddings, MeaningChanged
-    from tvrbench.generators.verb import CaptionVerbs, verb_search
+    from tvrbench.generators.verb import CaptionVerbs
 
     class Recorded(Embeddings):
         def __init__(self, model):
@@ -148,14 +160,15 @@ def test_a_chunk_does_not_depend_on_the_chunks_before_it(offline_run, nlp):
     ids = [*captions.caption_ids[:24], *(f"again{k}" for k in range(12))]
     videos = [*captions.video_ids[:24], *captions.video_ids[:12]]
     docs += docs[:12]
+    items = [CaptionItem(k, ids[k], videos[k], doc.text, doc) for k, doc in enumerate(docs)]
 
     def embeddings_of_last_chunk(chunks):
-        search, _ = verb_search(VerbConfig(), nlp, CaptionVerbs(docs))
+        search = VerbContrasts().search(CaptionVerbs(docs))
         (meaning,) = [c for c in search.constraints if isinstance(c, MeaningChanged)]
         meaning.embed = Recorded(meaning.embed.model)
         for chunk in chunks:
             meaning.embed.calls.clear()
-            outcomes = search.run([docs[i] for i in chunk], ids, videos, chunk)
+            outcomes = search.run([items[i] for i in chunk])
         return meaning.embed.calls, [o.record.to_json() if o.record else None for o in outcomes]
 
     last = list(range(24, 36))  # the first 12 captions again, under new ids
@@ -178,9 +191,10 @@ def test_candidates_are_tried_fitting_first_then_most_plausible(nlp):
     generator = WordNetVerbs(WordNetGeneratorConfig(), verb_lexicon(LexiconSettings(5, 100, 1)), collection.common(1, 300))
     lm = load_language_model()
     doc = nlp("a woman is cooking a pot of soup in the kitchen")
-    (target,) = VerbPhrases(nlp).find(doc)
+    item = CaptionItem(0, "c0", "v0", doc.text, doc)
+    (target,) = VerbPhrases(nlp).find(item)
     assert verb_frame(doc[target.start], target.end) == ("object", "pot", None)
-    (candidates,) = RankedByLM(generator, lm, ArgumentFit(collection, 0.6)).generate([Request(0, doc, target, [target], None)])
+    (candidates,) = RankedByLM(generator, lm, ArgumentFit(collection, 0.6)).generate([Request(item, target, [target], None)])
     assert len(candidates) > 50 and {"eat", "wear"} <= {c.details["new_lemma"] for c in candidates}
     scores = total_logprobs(lm, [c.text for c in candidates])
     np.testing.assert_allclose([c.details["lm_logprob"] for c in candidates], scores, atol=1e-6)

@@ -1,68 +1,52 @@
 """Contrast sets and hard-negative multiple-choice splits (Park et al. 2022, SPEC §5).
 
-Each function below reads nothing but what it is given, writes its output atomically with a
-sidecar ``OUT.json`` (signature, counts, settings) and returns what it wrote. The parts they are
-made of (target finders, candidate generators, constraints, the search) live in the submodules and
-compose into new contrast kinds; see :mod:`tvrbench.generators.base`.
+In memory (a notebook), a generator per kind is built once and returns the records of any captions
+(see :mod:`tvrbench.generators.core`)::
+
+    from tvrbench.generators import GenderContrasts
+    records = GenderContrasts().contrasts(["a man is cooking", "a dog runs"])
+
+Each function below wraps one of them: it reads nothing but what it is given, writes its output
+atomically with a sidecar ``OUT.json`` (signature, counts, settings), resuming an interrupted run,
+and returns what it wrote. The parts they are made of (target finders, candidate generators,
+constraints, the search) live in the submodules and compose into new contrast kinds; see
+:mod:`tvrbench.generators.base`.
 """
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 from tvrbench.errors import InputError
 from tvrbench.generators.config import GenderConfig, MCConfig, PersonIdConfig, VerbConfig
+from tvrbench.generators.core import check_texts
+from tvrbench.generators.gender import GenderContrasts
+from tvrbench.generators.person_id import PersonIdContrasts
 from tvrbench.generators.records import ContrastRecord, read_contrast_records, sidecar_path
+from tvrbench.generators.runner import run_contrasts
+from tvrbench.generators.verb import VerbContrasts
 from tvrbench.io.captions import Captions
 
 CONTRAST_KINDS = ("gender", "id", "verb")
 MC_KINDS = ("random", *CONTRAST_KINDS)
 
 __all__ = [
-    "CONTRAST_KINDS", "MC_KINDS", "ContrastRecord", "read_contrast_records", "gender_contrasts", "verb_contrasts",
-    "id_contrasts", "build_mc_file", "import_mc_file",
+    "CONTRAST_KINDS", "MC_KINDS", "ContrastRecord", "read_contrast_records", "GenderContrasts", "VerbContrasts",
+    "PersonIdContrasts", "gender_contrasts", "verb_contrasts", "id_contrasts", "build_mc_file", "import_mc_file",
 ]  # fmt: skip
 
 
 def gender_contrasts(captions: Captions, out: str | Path, config: GenderConfig = GenderConfig(), client=None):
     """One gender contrast per caption with a gendered noun of the table; returns (records, sidecar).
     ``client``: a Dask client to run the chunks on (:func:`tvrbench.distributed.dask_client`)."""
-    from tvrbench.generators.gender import gender_job
-    from tvrbench.generators.lm import load_language_model
-    from tvrbench.generators.runner import Job, contrast_signature, run_contrasts
-    from tvrbench.resources import spacy_pipeline_id
-
-    job = Job(functools.partial(gender_job, config))
-    lm = load_language_model(config.lm)
-    settings = config.model_dump()
-    signature = contrast_signature("gender", captions, settings, ("spacy",), seed=config.seed, pipeline=spacy_pipeline_id(job.built()[1]), lm=lm.name)
-    return run_contrasts(job, captions, out, signature, settings, lm, client=client)
+    return run_contrasts(GenderContrasts(config), captions, out, client)
 
 
 def verb_contrasts(captions: Captions, out: str | Path, config: VerbConfig = VerbConfig(), train_captions: Captions | None = None, client=None):
     """Verb-phrase contrasts (an offline pool, or T5), ranked by a language model, through Park et al.'s
     four filters; (records, sidecar). ``client``: a Dask client to run the chunks on."""
-    from tvrbench.generators.runner import Job, check_texts, contrast_signature, run_contrasts
-    from tvrbench.generators.verb import CaptionVerbs, verb_job, verb_search
-    from tvrbench.resources import spacy_pipeline, spacy_pipeline_id
-
-    check_texts(captions)
-    nlp = spacy_pipeline(config.spacy_model, disable=("ner",))  # the parser tells clause heads and objects
-    docs = list(nlp.pipe(captions.texts, batch_size=256))
-    train_docs = list(nlp.pipe(train_captions.texts, batch_size=256)) if train_captions is not None else []
-    train = CaptionVerbs(train_docs) if train_captions is not None else None
-    collection = CaptionVerbs([*docs, *train_docs])
-    search, fields = verb_search(config, nlp, collection, train)
-    job = Job(functools.partial(verb_job, config, collection, train), built=(search, nlp))
-    settings = config.model_dump()
-    if train_captions is not None:
-        from tvrbench.signature import text_digest
-
-        fields["train"] = text_digest(train_captions.texts)
-    libraries = ("spacy", "nltk", "lemminflect", "sentence-transformers", "transformers", "torch", "pocketsphinx")
-    signature = contrast_signature("verb", captions, settings, libraries, seed=config.seed, pipeline=spacy_pipeline_id(nlp), **fields)
-    return run_contrasts(job, captions, out, signature, settings, search.generator.lm, config.chunk_size, docs, client)
+    check_texts(captions)  # before the training captions are parsed
+    return run_contrasts(VerbContrasts(config, train_captions), captions, out, client)
 
 
 def id_contrasts(
@@ -75,20 +59,7 @@ def id_contrasts(
 ):
     """LSMDC-IDs person swaps; with training captions, records say whether the new name is more frequent.
     ``client``: a Dask client to run the chunks on."""
-    from tvrbench.generators.lm import load_language_model
-    from tvrbench.generators.person_id import caption_movies, name_counts, person_id_job, read_characters
-    from tvrbench.generators.runner import Job, contrast_signature, run_contrasts
-    from tvrbench.signature import file_digest
-
-    characters = read_characters(characters_path)
-    movies = caption_movies(captions, config.movie_column)
-    counts = name_counts(train_captions.texts, characters) if train_captions is not None else None
-    lm = load_language_model(config.lm)
-    settings = config.model_dump()
-    signature = contrast_signature("id", captions, settings, ("spacy",), seed=config.seed, characters=file_digest(characters_path),
-                                   train="yes" if counts is not None else "none", lm=lm.name)  # fmt: skip
-    job = Job(functools.partial(person_id_job, config, characters, movies, counts, captions.extra.get("names")))
-    return run_contrasts(job, captions, out, signature, settings, lm, client=client)
+    return run_contrasts(PersonIdContrasts(characters_path, config, train_captions), captions, out, client)
 
 
 def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConfig = MCConfig(), contrast_path: str | Path | None = None):
@@ -100,7 +71,6 @@ def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConf
     from tvrbench.generators.mc import build_mc, check_contrasts
     from tvrbench.generators.person_id import caption_movies
     from tvrbench.generators.records import read_sidecar
-    from tvrbench.generators.runner import check_texts
     from tvrbench.io.atomic import write_json
     from tvrbench.io.mc import write_mc
     from tvrbench.signature import Signature, file_digest, text_digest

@@ -1,6 +1,8 @@
 """The parts every contrast kind is made of, in the spirit of TextAttack.
 
-* a :class:`TargetFinder` says which words of a parsed caption may change (gendered nouns, names,
+* a :class:`CaptionItem` is one caption as the parts see it: its position, ids, text, spaCy parse
+  and whatever else a kind needs per caption (the movie, the listed names);
+* a :class:`TargetFinder` says which words of a caption may change (gendered nouns, names,
   verb phrases);
 * a :class:`CandidateGenerator` says what one target may become (a table, WordNet, T5 beams);
 * :class:`Constraint` objects say what a candidate must satisfy (has a verb, fluent, meaning
@@ -10,7 +12,8 @@
   constraint becomes the contrast. Taking the first survivor of a uniform random permutation is a
   uniform choice among the survivors, so constraints are only evaluated until one passes.
 
-A new contrast kind is a finder and a generator (and constraints if needed); nothing else changes.
+A new contrast kind is a finder and a generator (and constraints if needed), put together by a
+:class:`~tvrbench.generators.core.ContrastGenerator`; nothing else changes.
 """
 
 from __future__ import annotations
@@ -36,20 +39,31 @@ class Target:
     label: str
 
 
+@dataclass(frozen=True)
+class CaptionItem:
+    """One caption and what the parts of a search may need of it (TextAttack's ``AttackedText``).
+
+    ``doc`` is filled where the search runs (a Dask worker parses its own chunk); ``movie`` and
+    ``names`` are the person-ID kind's (the caption's movie, and its LSMDC-listed names if given).
+    """
+
+    index: int  # position in the input captions
+    caption_id: str
+    video_id: str
+    text: str
+    doc: object = None  # spaCy Doc of ``text``
+    movie: str | None = None
+    names: tuple[str, ...] | None = None
+
+
 @dataclass
 class Request:
     """One target of one caption handed to a generator, with the caption's seeded random stream."""
 
-    index: int  # caption position in the input
-    doc: object  # spaCy Doc of the original caption
+    item: CaptionItem
     target: Target
     targets: Sequence[Target]  # all targets of the caption, for generators that change several
     rng: np.random.Generator
-
-    @functools.cached_property
-    def text(self) -> str:
-        """The original caption (spaCy rebuilds ``doc.text`` on every access)."""
-        return self.doc.text
 
 
 @dataclass
@@ -63,15 +77,15 @@ class Candidate:
 
     @functools.cached_property
     def text(self) -> str:
-        return replaced_text(self.request.text, self.replacements)
+        return replaced_text(self.request.item.text, self.replacements)
 
     @functools.cached_property
     def edit(self) -> list[dict]:
-        return apply_replacements(self.request.text, self.replacements)[1]
+        return apply_replacements(self.request.item.text, self.replacements)[1]
 
     @property
     def original(self) -> str:
-        return self.request.text
+        return self.request.item.text
 
 
 @dataclass(frozen=True)
@@ -87,7 +101,7 @@ class Check:
 
 
 class TargetFinder(Protocol):
-    def find(self, doc) -> list[Target]: ...
+    def find(self, item: CaptionItem) -> list[Target]: ...
 
 
 class CandidateGenerator(Protocol):
@@ -167,22 +181,22 @@ class ContrastSearch:
         self.block = block
         self.max_block = max(block, max_block)
 
-    def run(self, docs: Sequence, caption_ids: Sequence[str], video_ids: Sequence[str], indices: Sequence[int]) -> list[Outcome]:
-        """Contrasts for the captions at ``indices`` (a chunk); ``docs`` are parsed in the same order.
-        The result depends only on the chunk, so a resumed run ends byte-identical to an uninterrupted one."""
+    def run(self, items: Sequence[CaptionItem]) -> list[Outcome]:
+        """Contrasts for ``items`` (a chunk, parsed), in their order. The result depends only on the
+        chunk, so a resumed run ends byte-identical to an uninterrupted one."""
         for part in (self.generator, *self.constraints):
             if hasattr(part, "clear_cache"):
                 part.clear_cache()
         outcomes: dict[int, Outcome] = {}
         queues: dict[int, list[Request]] = {}
-        for index, doc in zip(indices, docs):
-            rng = caption_rng(self.seed, caption_ids[index])
-            targets = self.finder.find(doc)
+        for item in items:
+            rng = caption_rng(self.seed, item.caption_id)
+            targets = self.finder.find(item)
             if not targets:
-                outcomes[index] = Outcome(index, None, "no target", {})
+                outcomes[item.index] = Outcome(item.index, None, "no target", {})
                 continue
             order = rng.permutation(len(targets)) if self.target_order == "random" else range(len(targets))
-            queues[index] = [Request(index, doc, targets[i], targets, rng) for i in order]
+            queues[item.index] = [Request(item, targets[i], targets, rng) for i in order]
         had_candidates: set[int] = set()
         rejected = {index: Counter() for index in queues}
         while queues:  # one round per target rank: every caption's next target
@@ -191,19 +205,19 @@ class ContrastSearch:
                 [candidates[i] for i in request.rng.permutation(len(candidates))] if self.candidate_order == "random" else candidates
                 for request, candidates in zip(requests, self.generator.generate(requests))
             ]
-            had_candidates.update(request.index for request, candidates in zip(requests, candidate_lists) if candidates)
+            had_candidates.update(request.item.index for request, candidates in zip(requests, candidate_lists) if candidates)
             for request, (candidate, checks, turned_down) in zip(requests, self._first_survivors(candidate_lists)):
-                index = request.index
+                index = request.item.index
                 rejected[index].update(turned_down)
                 if candidate is not None:
-                    record = self._record(candidate, checks, caption_ids, video_ids)
+                    record = self._record(candidate, checks)
                     outcomes[index] = Outcome(index, record, None, dict(rejected[index]))
                     del queues[index]
                 elif not queues[index]:
                     reason = "no candidate passed the filters" if index in had_candidates else "no candidate"
                     outcomes[index] = Outcome(index, None, reason, dict(rejected[index]))
                     del queues[index]
-        return [outcomes[index] for index in indices]
+        return [outcomes[item.index] for item in items]
 
     def _first_survivors(self, candidate_lists: list[list[Candidate]]) -> list[tuple[Candidate | None, dict, Counter]]:
         """Per list: its first candidate passing every constraint (checked a growing block at a time), that
@@ -235,11 +249,11 @@ class ContrastSearch:
             open_lists = [i for i in open_lists if found[i][0] is None and offset < len(candidate_lists[i])]
         return [(candidate, checks, turned) for (candidate, checks), turned in zip(found, turned_down)]
 
-    def _record(self, candidate: Candidate, checks: dict, caption_ids, video_ids) -> ContrastRecord:
-        index = candidate.request.index
+    def _record(self, candidate: Candidate, checks: dict) -> ContrastRecord:
+        item = candidate.request.item
         return ContrastRecord(
-            caption_id=caption_ids[index],
-            video_id=video_ids[index],
+            caption_id=item.caption_id,
+            video_id=item.video_id,
             original=candidate.original,
             contrast=candidate.text,
             kind=self.kind,

@@ -64,7 +64,7 @@ class CandidateParses:
 
 def original_verbs(candidate: Candidate) -> list[str]:
     """Lemmas of the verbs the candidate replaced."""
-    doc = candidate.request.doc
+    doc = candidate.request.item.doc
     spans = [(r.token_start, r.token_end) for r in candidate.replacements]  # not the edit: it rebuilds the text
     return [doc[i].lemma_.lower() for s, e in spans for i in range(s, e) if doc[i].pos_ == "VERB"]
 
@@ -224,7 +224,7 @@ class MeaningChanged:
         low_verb = [cos is not None and cos < self.config.verb_cosine_max for cos in verb_cos]
         open_ = []
         for k, candidate in enumerate(candidates):  # in list order, so the budget does not depend on batching
-            target = (candidate.request.index, candidate.request.target.start)
+            target = (candidate.request.item.index, candidate.request.target.start)
             if low_verb[k] and not antonym[k] and self.sentence_tests[target] < self.config.max_sentence_tests:
                 self.sentence_tests[target] += 1
                 open_.append(k)

@@ -8,10 +8,12 @@ matched by their lower-cased word whatever spaCy's tag, so a mis-tagged "guy" is
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
-from tvrbench.generators.base import Candidate, ContrastSearch, Request, Target, match_case, replace_tokens
+from tvrbench.generators.base import Candidate, CaptionItem, ContrastSearch, Request, Target, match_case, replace_tokens
 from tvrbench.generators.config import GenderConfig
+from tvrbench.generators.core import ContrastGenerator
 
 
 class GenderedNouns:
@@ -20,8 +22,8 @@ class GenderedNouns:
     def __init__(self, config: GenderConfig):
         self.gender = {word: "male" for word in config.male_nouns} | {word: "female" for word in config.female_nouns}
 
-    def find(self, doc) -> list[Target]:
-        return [Target(token.i, token.i + 1, self.gender[token.lower_]) for token in doc if token.lower_ in self.gender]
+    def find(self, item: CaptionItem) -> list[Target]:
+        return [Target(token.i, token.i + 1, self.gender[token.lower_]) for token in item.doc if token.lower_ in self.gender]
 
 
 class GenderSwap:
@@ -40,7 +42,7 @@ class GenderSwap:
     def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
         lists = []
         for request in requests:
-            doc, target = request.doc, request.target
+            doc, target = request.item.doc, request.target
             pronoun_swaps = tuple(
                 replace_tokens(doc, token.i, token.i + 1, match_case(new, token.text))
                 for token in doc
@@ -60,12 +62,24 @@ class GenderSwap:
         return lists
 
 
-def gender_search(config: GenderConfig) -> ContrastSearch:
-    return ContrastSearch("gender", GenderedNouns(config), GenderSwap(config), (), seed=config.seed)
+class GenderContrasts(ContrastGenerator):
+    """Gender contrasts of any captions: ``GenderContrasts(config).contrasts(captions)``."""
 
+    kind = "gender"
 
-def gender_job(config: GenderConfig):
-    """The search and its pipeline, for :class:`~tvrbench.generators.runner.Job`."""
-    from tvrbench.resources import spacy_pipeline
+    def __init__(self, config: GenderConfig = GenderConfig()):
+        super().__init__(config)
 
-    return gender_search(config), spacy_pipeline(config.spacy_model)
+    @functools.cached_property
+    def nlp(self):
+        from tvrbench.resources import spacy_pipeline
+
+        return spacy_pipeline(self.config.spacy_model)
+
+    def search(self, context=None) -> ContrastSearch:
+        return ContrastSearch("gender", GenderedNouns(self.config), GenderSwap(self.config), (), seed=self.config.seed)
+
+    def signature_fields(self, search: ContrastSearch) -> dict:
+        from tvrbench.resources import spacy_pipeline_id
+
+        return {"pipeline": spacy_pipeline_id(self.nlp), "lm": self.lm.name}

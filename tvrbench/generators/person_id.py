@@ -14,16 +14,18 @@ character name of the movie found in the text (whole words, multi-word names who
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tvrbench.errors import InputError
-from tvrbench.generators.base import Candidate, ContrastSearch, Request, Target, replace_tokens
+from tvrbench.generators.base import Candidate, CaptionItem, ContrastSearch, Request, Target, replace_tokens
 from tvrbench.generators.config import PersonIdConfig
+from tvrbench.generators.core import ContrastGenerator
 from tvrbench.io.captions import Captions
 from tvrbench.io.files import read_text_file
 
@@ -68,19 +70,17 @@ def caption_movies(captions: Captions, column: str) -> list[str]:
 
 
 class CharacterNames:
-    """Targets: occurrences of the movie's character names (multi-word names match whole)."""
+    """Targets: occurrences of the caption's movie's character names (multi-word names match whole);
+    only the caption's listed names when it has a list."""
 
-    def __init__(self, characters: Characters, movies: Sequence[str], listed: Sequence[str] | None = None):
+    def __init__(self, characters: Characters):
         self.characters = characters
-        self.movies = movies
-        self.listed = listed  # per caption, ';'-joined names (the LSMDC ``names`` column), if given
 
-    def find(self, doc) -> list[Target]:
-        index = doc.user_data["index"]
-        cast = self.characters.gender.get(self.movies[index], {})
-        wanted = [n for n in self.listed[index].split(";") if n] if self.listed is not None else list(cast)
+    def find(self, item: CaptionItem) -> list[Target]:
+        cast = self.characters.gender.get(item.movie, {})
+        wanted = item.names if item.names is not None else list(cast)
         names = sorted((n for n in wanted if n in cast), key=lambda n: -len(n.split()))
-        words = [t.text for t in doc]
+        words = [t.text for t in item.doc]
         targets, taken = [], set()
         for name in names:
             parts = name.split()
@@ -97,16 +97,15 @@ class NameSwap:
 
     name = "same-movie-same-gender"
 
-    def __init__(self, characters: Characters, movies: Sequence[str], swap_later: float, counts: Counter | None):
+    def __init__(self, characters: Characters, swap_later: float, counts: Counter | None):
         self.characters = characters
-        self.movies = movies
         self.swap_later = swap_later
         self.counts = counts
 
     def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
         lists = []
         for request in requests:
-            movie = self.movies[request.index]
+            movie = request.item.movie
             present = {t.label for t in request.targets}
             first = request.target
             later = [t for t in request.targets if t.start > first.start]
@@ -120,7 +119,7 @@ class NameSwap:
                     if options:
                         swaps[target.label] = options[request.rng.integers(len(options))]
                 changed = [first] + [t for t in later if t.label in swaps]
-                replacements = tuple(replace_tokens(request.doc, t.start, t.end, swaps[t.label]) for t in changed)
+                replacements = tuple(replace_tokens(request.item.doc, t.start, t.end, swaps[t.label]) for t in changed)
                 details = {"movie": movie, "swaps": swaps}
                 if self.counts is not None:
                     details["train_counts"] = {name: self.counts[name] for name in (*swaps, *swaps.values())}
@@ -142,21 +141,38 @@ def name_counts(texts: Sequence[str], characters: Characters) -> Counter:
     return counts
 
 
-def person_id_search(
-    config: PersonIdConfig, characters: Characters, movies: Sequence[str], counts: Counter | None, listed: Sequence[str] | None = None
-) -> ContrastSearch:
-    return ContrastSearch(
-        "id",
-        CharacterNames(characters, movies, listed),
-        NameSwap(characters, movies, config.swap_later, counts),
-        (),
-        seed=config.seed,
-        target_order="first",
-    )
+class PersonIdContrasts(ContrastGenerator):
+    """Person-ID contrasts of captions with movies (a ``movie`` column, else LSMDC clip ids), from the
+    characters file at ``characters_path``; with ``train_captions``, records say whether the new name
+    is more frequent there."""
 
+    kind = "id"
 
-def person_id_job(config: PersonIdConfig, characters: Characters, movies: Sequence[str], counts: Counter | None, listed: Sequence[str] | None):
-    """The search and its pipeline, for :class:`~tvrbench.generators.runner.Job`."""
-    from tvrbench.resources import spacy_pipeline
+    def __init__(self, characters_path: str | Path, config: PersonIdConfig = PersonIdConfig(), train_captions: Captions | None = None):
+        from tvrbench.signature import file_digest
 
-    return person_id_search(config, characters, movies, counts, listed), spacy_pipeline("en_core_web_sm")
+        super().__init__(config)
+        self.characters = read_characters(characters_path)
+        self.characters_digest = file_digest(characters_path)
+        self.counts = name_counts(train_captions.texts, self.characters) if train_captions is not None else None
+
+    @functools.cached_property
+    def nlp(self):
+        from tvrbench.resources import spacy_pipeline
+
+        return spacy_pipeline("en_core_web_sm")
+
+    def items(self, captions: Captions) -> list[CaptionItem]:
+        movies = caption_movies(captions, self.config.movie_column)
+        listed = captions.extra.get("names")  # ';'-joined, as the LSMDC reader keeps them
+        return [
+            replace(item, movie=movies[item.index], names=tuple(n for n in listed[item.index].split(";") if n) if listed is not None else None)
+            for item in super().items(captions)
+        ]
+
+    def search(self, context=None) -> ContrastSearch:
+        finder, swap = CharacterNames(self.characters), NameSwap(self.characters, self.config.swap_later, self.counts)
+        return ContrastSearch("id", finder, swap, (), seed=self.config.seed, target_order="first")
+
+    def signature_fields(self, search: ContrastSearch) -> dict:
+        return {"characters": self.characters_digest, "train": "yes" if self.counts is not None else "none", "lm": self.lm.name}

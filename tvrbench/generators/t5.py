@@ -100,10 +100,10 @@ class T5Verbs:
         return fills
 
     def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
-        fills = self.beams([masked_input(r.doc, r.target.start, r.target.end) for r in requests])
+        fills = self.beams([masked_input(r.item.doc, r.target.start, r.target.end) for r in requests])
         lists = []
         for request, beam_fills in zip(requests, fills):
-            doc, target = request.doc, request.target
+            doc, target = request.item.doc, request.target
             original = doc[target.start : target.end].text
             seen = {original.lower(), ""}
             candidates = []
@@ -117,11 +117,12 @@ class T5Verbs:
         return lists
 
 
-def span_corruption_examples(docs, finder) -> list[tuple[str, str]]:
-    """(input, target) pairs: each verb phrase of each caption masked by ``<extra_id_0>``."""
+def span_corruption_examples(docs, phrases) -> list[tuple[str, str]]:
+    """(input, target) pairs: each verb phrase (:class:`~tvrbench.generators.verb.VerbPhrases`) of each
+    caption masked by ``<extra_id_0>``."""
     examples = []
     for doc in docs:
-        for target in finder.find(doc):
+        for target in phrases.in_doc(doc):
             phrase = doc[target.start : target.end].text
             examples.append((masked_input(doc, target.start, target.end), f"{SENTINEL} {phrase} {NEXT_SENTINEL}"))
     return examples

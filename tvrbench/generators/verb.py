@@ -24,14 +24,18 @@ from __future__ import annotations
 import functools
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
-from tvrbench.generators.base import Candidate, ContrastSearch, Request, Target, match_case, replace_tokens
+from tvrbench.generators.base import Candidate, CaptionItem, ContrastSearch, Request, Target, match_case, replace_tokens
 from tvrbench.generators.config import VerbConfig, WordNetGeneratorConfig
+from tvrbench.generators.core import ContrastGenerator
 from tvrbench.generators.lexicon import AUXILIARIES, LexiconSettings, VerbLexicon, verb_lexicon
-from tvrbench.generators.lm import LanguageModel, total_logprobs
+from tvrbench.generators.lm import LanguageModel, load_language_model, total_logprobs
 from tvrbench.generators.records import Replacement
+from tvrbench.io.captions import Captions
+from tvrbench.signature import text_digest
 
 MAX_WORDS = 2  # a verb, or a verb and its particle: longer WordNet lemmas ("come_to_the_fore") read oddly
 VERB_PATTERNS = [[{"POS": "VERB"}, {"TAG": {"IN": ["RP", "IN"]}, "OP": "?"}]]
@@ -50,7 +54,10 @@ class VerbPhrases:
         self.matcher = Matcher(nlp.vocab)
         self.matcher.add("VERB_PHRASE", VERB_PATTERNS, greedy="LONGEST")
 
-    def find(self, doc) -> list[Target]:
+    def find(self, item: CaptionItem) -> list[Target]:
+        return self.in_doc(item.doc)
+
+    def in_doc(self, doc) -> list[Target]:
         spans = sorted(self.matcher(doc, as_spans=True), key=lambda span: span.start)
         parsed = doc.has_annotation("DEP")
         return [Target(span.start, span.end, "verb") for span in spans if not parsed or heads_a_clause(span[0])]
@@ -108,6 +115,14 @@ class CaptionVerbs:
         """The ``limit`` most frequent one-word verbs seen at least ``min_count`` times."""
         counts = [(-n, v) for v, n in self.counts.items() if n >= min_count and v.isalpha() and v not in AUXILIARIES]
         return tuple(v for _, v in sorted(counts)[:limit])
+
+    def with_docs(self, docs: Iterable) -> "CaptionVerbs":
+        """A collection of these captions and ``docs`` together."""
+        merged = CaptionVerbs(docs)
+        merged.counts.update(self.counts)
+        for lemma, frames in self.frames.items():
+            merged.frames[lemma] |= frames
+        return merged
 
 
 class ArgumentFit:
@@ -206,7 +221,7 @@ class WordNetVerbs:
     def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
         lists = []
         for request in requests:
-            doc, target = request.doc, request.target
+            doc, target = request.item.doc, request.target
             verb = doc[target.start]
             head = verb.lemma_.lower()
             phrase = "_".join([head, *(t.lower_ for t in doc[target.start + 1 : target.end])])
@@ -264,7 +279,7 @@ class RankedByLM:
     def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
         ranked = []
         for request, candidates in zip(requests, self.generator.generate(requests)):
-            frame = verb_frame(request.doc[request.target.start], request.target.end) if self.fit else None
+            frame = verb_frame(request.item.doc[request.target.start], request.target.end) if self.fit else None
             keyed = []
             for position, (candidate, score) in enumerate(zip(candidates, self.scores(request, candidates))):
                 fits = self.fit is None or self.fit.fits(frame, new_lemma(candidate))
@@ -280,66 +295,108 @@ class RankedByLM:
         spans = {(r.char_start, r.char_end) for c in candidates for r in c.replacements}
         if len(spans) == 1 and all(len(c.replacements) == 1 for c in candidates):
             (start, end), = spans
-            return self.lm.variant_totals(request.text, start, end, [c.replacements[0].replacement for c in candidates])
+            return self.lm.variant_totals(request.item.text, start, end, [c.replacements[0].replacement for c in candidates])
         return total_logprobs(self.lm, [c.text for c in candidates])
 
 
-def verb_search(config: VerbConfig, nlp, collection: CaptionVerbs, train: CaptionVerbs | None = None) -> tuple[ContrastSearch, dict]:
-    """The verb pipeline of ``config``: finder, ranked generator and filters.
+class VerbContrasts(ContrastGenerator):
+    """Verb contrasts: ``VerbContrasts(config, train_captions).contrasts(captions)``.
 
-    ``collection``: how the captions to contrast (and the training captions) use their verbs, for
-    the pool and the argument fit. The frequency filter counts the new verbs in ``train`` when given
-    (Park et al.), else looks them up in the n-gram LM's unigram table; the signature fields say which.
+    The pool and the argument fit read how the captions being contrasted (and the training captions)
+    use their verbs, so each call assembles its search from the models loaded once. The frequency
+    filter counts the new verbs in the training captions when given (Park et al.), else looks them up
+    in the n-gram LM's unigram table; the signature fields say which.
     """
-    from tvrbench.generators import filters
-    from tvrbench.generators.counterfit import verb_vectors
-    from tvrbench.generators.lm import load_language_model
-    from tvrbench.resources import sentence_model
 
-    lm = load_language_model(config.lm, config.lm_batch_size)
-    unigrams = filters.UnigramFrequency(load_language_model("ngram"), config.frequency.min_unigram_log10)
-    pool = config.wordnet
-    lexicon = verb_lexicon(LexiconSettings.of(pool))
-    frequent = ()
-    if "frequent" in pool.relations:
-        ranked = sorted(lexicon.one_word_verbs(), key=lambda name: (-unigrams.verb_use(name), name))
-        frequent = ranked[: pool.frequent_verbs]
-    wordnet_verbs = WordNetVerbs(pool, lexicon, collection.common(pool.min_caption_count, pool.caption_verbs), frequent)
-    if config.generator == "t5":
+    kind = "verb"
+    libraries = ("spacy", "nltk", "lemminflect", "sentence-transformers", "transformers", "torch", "pocketsphinx")
+
+    def __init__(self, config: VerbConfig = VerbConfig(), train_captions: Captions | None = None):
+        super().__init__(config, config.chunk_size)
+        self.train = CaptionVerbs(self.nlp.pipe(train_captions.texts, batch_size=256)) if train_captions is not None else None
+        self.train_digest = text_digest(train_captions.texts) if train_captions is not None else None
+
+    @functools.cached_property
+    def nlp(self):
+        from tvrbench.resources import spacy_pipeline
+
+        return spacy_pipeline(self.config.spacy_model, disable=("ner",))  # the parser tells clause heads and objects
+
+    @functools.cached_property
+    def lm(self) -> LanguageModel:
+        """Ranks the candidates and runs the perplexity filter, in batches of ``lm_batch_size``."""
+        return load_language_model(self.config.lm, self.config.lm_batch_size)
+
+    @functools.cached_property
+    def unigrams(self):
+        from tvrbench.generators.filters import UnigramFrequency
+
+        return UnigramFrequency(load_language_model("ngram"), self.config.frequency.min_unigram_log10)
+
+    @functools.cached_property
+    def lexicon(self) -> VerbLexicon:
+        return verb_lexicon(LexiconSettings.of(self.config.wordnet))
+
+    @functools.cached_property
+    def frequent_verbs(self) -> list[str]:
+        """The pool's most common WordNet verbs by the unigram table (when the pool has them)."""
+        pool = self.config.wordnet
+        if "frequent" not in pool.relations:
+            return []
+        return sorted(self.lexicon.one_word_verbs(), key=lambda name: (-self.unigrams.verb_use(name), name))[: pool.frequent_verbs]
+
+    @functools.cached_property
+    def t5(self):
         from tvrbench.generators.t5 import T5Verbs
 
-        generator = T5Verbs(config.t5)
-    else:
-        generator = wordnet_verbs
-    frequency = filters.TrainingFrequency(train.counts, config.frequency.min_train_count) if train is not None else unigrams
-    parses = filters.CandidateParses(nlp)
-    vectors = verb_vectors()
-    # Cheapest first (the result does not depend on the order): the ranking has already scored every
-    # candidate with the LM; frequency and the verb cosine need no parse; sentences are embedded only
-    # for candidates whose verb changed; tagging is last.
-    constraints = [
-        filters.Perplexity(lm, config.perplexity),
-        filters.VerbFrequency(parses, frequency),
-        filters.MeaningChanged(parses, filters.Embeddings(sentence_model(config.meaning.embedding_model)), vectors,
-                               wordnet_verbs, config.meaning),
-        filters.HasVerb(parses),
-    ]  # fmt: skip
-    fit = ArgumentFit(collection, config.argument_fit.min_object_similarity) if config.argument_fit.enabled else None
-    fields = {
-        "generator": generator.name if config.generator == "wordnet" else f"t5={config.t5.model}",
-        "lm": lm.name,
-        "order": "fits-arguments,lm" if fit else "lm",
-        "filters": [c.name for c in constraints],
-        "frequency": frequency.name,
-        "verb_vectors": vectors.name,
-    }
-    search = ContrastSearch("verb", VerbPhrases(nlp), RankedByLM(generator, lm, fit), constraints, config.seed, "random", "rank")
-    return search, fields
+        return T5Verbs(self.config.t5)
 
+    @functools.cached_property
+    def frequency(self):
+        from tvrbench.generators.filters import TrainingFrequency
 
-def verb_job(config: VerbConfig, collection: CaptionVerbs, train: CaptionVerbs | None):
-    """The search and its pipeline, for :class:`~tvrbench.generators.runner.Job` (in a Dask worker)."""
-    from tvrbench.resources import spacy_pipeline
+        return TrainingFrequency(self.train.counts, self.config.frequency.min_train_count) if self.train is not None else self.unigrams
 
-    nlp = spacy_pipeline(config.spacy_model, disable=("ner",))
-    return verb_search(config, nlp, collection, train)[0], nlp
+    def prepare(self, captions: Captions) -> tuple[list[CaptionItem], CaptionVerbs]:
+        """The items parsed, and how these captions and the training captions use their verbs."""
+        docs = list(self.nlp.pipe(captions.texts, batch_size=256))
+        items = [replace(item, doc=doc) for item, doc in zip(self.items(captions), docs)]
+        return items, self.train.with_docs(docs) if self.train is not None else CaptionVerbs(docs)
+
+    def search(self, collection: CaptionVerbs) -> ContrastSearch:
+        """Finder, ranked generator and filters; ``collection``: how the captions use their verbs."""
+        from tvrbench.generators import filters
+        from tvrbench.generators.counterfit import verb_vectors
+        from tvrbench.resources import sentence_model
+
+        config, pool = self.config, self.config.wordnet
+        wordnet_verbs = WordNetVerbs(pool, self.lexicon, collection.common(pool.min_caption_count, pool.caption_verbs), self.frequent_verbs)
+        generator = self.t5 if config.generator == "t5" else wordnet_verbs
+        parses = filters.CandidateParses(self.nlp)
+        # Cheapest first (the result does not depend on the order): the ranking has already scored every
+        # candidate with the LM; frequency and the verb cosine need no parse; sentences are embedded only
+        # for candidates whose verb changed; tagging is last.
+        constraints = [
+            filters.Perplexity(self.lm, config.perplexity),
+            filters.VerbFrequency(parses, self.frequency),
+            filters.MeaningChanged(parses, filters.Embeddings(sentence_model(config.meaning.embedding_model)), verb_vectors(),
+                                   wordnet_verbs, config.meaning),
+            filters.HasVerb(parses),
+        ]  # fmt: skip
+        fit = ArgumentFit(collection, config.argument_fit.min_object_similarity) if config.argument_fit.enabled else None
+        return ContrastSearch("verb", VerbPhrases(self.nlp), RankedByLM(generator, self.lm, fit), constraints, config.seed, "random", "rank")
+
+    def signature_fields(self, search: ContrastSearch) -> dict:
+        from tvrbench.generators.counterfit import verb_vectors
+        from tvrbench.resources import spacy_pipeline_id
+
+        fields = {
+            "pipeline": spacy_pipeline_id(self.nlp),
+            "generator": search.generator.name if self.config.generator == "wordnet" else f"t5={self.config.t5.model}",
+            "lm": self.lm.name,
+            "order": "fits-arguments,lm" if search.generator.fit else "lm",
+            "filters": [c.name for c in search.constraints],
+            "frequency": self.frequency.name,
+            "verb_vectors": verb_vectors().name,
+        }
+        return fields | ({"train": self.train_digest} if self.train_digest is not None else {})
