@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from tvrbench.cli import app
-from tvrbench.cli.outputs import FILE, writes
+from tvrbench.cli.outputs import FILE, print_result, writes
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.io.captions import Captions, read_captions, read_video_ids
@@ -95,19 +94,6 @@ def _reorder(matrix, caption_ids, wanted_captions, video_ids, wanted_videos, sou
     rows = np.fromiter((row_of[c] for c in wanted_captions), np.int64)
     columns = np.fromiter((column_of[v] for v in wanted_videos), np.int64)
     return matrix[np.ix_(rows, columns)]
-
-
-def format_table(result: EvaluationResult, title: str = "tvrbench evaluate") -> Table:
-    """``A (B + C)`` per metric when extra labels were used (all labels, original only, delta)."""
-    table = Table(title=title)
-    table.add_column("metric")
-    table.add_column("value" if result.original is None else "all labels (original + delta)", justify="right")
-    for name, value in result.metrics.items():
-        if result.original is None:
-            table.add_row(name, f"{value:.4f}")
-        else:
-            table.add_row(name, f"{value:.4f} ({result.original.metrics[name]:.4f} {result.delta[name]:+.4f})")
-    return table
 
 
 def write_per_query(path: Path, result: EvaluationResult, captions: Captions) -> None:
@@ -209,6 +195,5 @@ def evaluate_command(
     write_json(json_out, result.to_json())
     if per_query is not None:
         write_per_query(per_query, result, captions)
-    console = Console()
-    console.print(format_table(result))
-    console.print(f"signature: {result.signature}", soft_wrap=True, highlight=False)
+    print_result(result)
+    Console().print(f"signature: {result.signature}", soft_wrap=True, highlight=False)
