@@ -57,7 +57,7 @@ class Artifact:
     kind: str
     table: pa.Table
     source: str
-    signature: str | None
+    signature: Signature | None
     description: str
     facts: dict[str, object] = field(default_factory=dict)
 
@@ -83,11 +83,27 @@ def config_name(kind: str, name: str | None, path: Path) -> str:
 
 
 def _sidecar(path: Path, *candidates: Path) -> dict:
-    """The first existing JSON sidecar among ``candidates`` (empty when none)."""
+    """The first existing JSON sidecar among ``candidates`` (empty when none), its signature read as a
+    :class:`~tvrbench.signature.Signature`."""
     for candidate in candidates:
         if candidate.is_file():
-            return checked_sidecar(read_json_object(candidate), candidate)
+            sidecar = checked_sidecar(read_json_object(candidate), candidate)
+            if "signature" in sidecar:
+                sidecar["signature"] = _recorded_signature(sidecar["signature"], candidate)
+            return sidecar
     return {}
+
+
+def _recorded_signature(text, source: Path) -> Signature | None:
+    """The signature a file records (a sidecar's, an evaluation's); None when it records none."""
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise InputError(source, "field 'signature' must be a string")
+    try:
+        return Signature.parse(text)
+    except ValueError:
+        raise InputError(source, f"its signature {text!r} is not key:value fields joined by '|'") from None
 
 
 def _require_file(path: Path) -> None:
@@ -219,7 +235,7 @@ def relevance_artifact(
     shown = "every cell with relevance above 0" if form == "long" else f"the {top_k} most relevant {columns_are} of each row"
     return Artifact(
         config_name("relevance", name, path), "relevance", pa.table(arrays), str(path),
-        sidecar.get("signature") or str(Signature({"matrix": f"{path.name}:{file_digest(path)}"})),
+        sidecar.get("signature") or Signature({"matrix": f"{path.name}:{file_digest(path)}"}),
         f"Graded relevance in [0, 1] of (`row_id`, `column_id`) pairs: rows are {rows_are}, columns are {columns_are}; "
         f"{shown}{' (`rank` 1 = most relevant, ties by column order)' if form == 'top-k' else ''}. "
         "Pairs left out have relevance 0" + (" or lie below the row's top k." if form == "top-k" else "."),
@@ -261,7 +277,7 @@ def qrels_artifact(path: str | Path, name: str | None = None) -> Artifact:
     sidecar = _sidecar(path, path.with_name(path.name + ".json"))
     queries = sidecar.get("queries") if isinstance(sidecar.get("queries"), dict) else None
     return _qrels_table(qrels.query_ids, qrels.doc_ids, qrels.relevance, queries, config_name("qrels", name, path),
-                        str(path), sidecar.get("signature") or str(Signature({"qrels": f"{path.name}:{file_digest(path)}"})),
+                        str(path), sidecar.get("signature") or Signature({"qrels": f"{path.name}:{file_digest(path)}"}),
                         sidecar)
 
 
@@ -276,11 +292,11 @@ def fire_qrels_artifact(path: str | Path, name: str | None = None, captions=None
     fields = {"fire": f"{path.name}:{file_digest(path)}", "rule": rule, "disagreements": disagreements,
               "query_ids": "caption_ids" if captions is not None else "text_digest"}
     return _qrels_table(qrels.query_ids, qrels.doc_ids, qrels.relevance, metadata["queries"],
-                        config_name("qrels", name, path), str(path), str(Signature(fields)),
+                        config_name("qrels", name, path), str(path), Signature(fields),
                         {"rule": rule, "disagreements": disagreements})
 
 
-def _qrels_table(query_ids, video_ids, relevance, queries: dict | None, config: str, source: str, signature: str,
+def _qrels_table(query_ids, video_ids, relevance, queries: dict | None, config: str, source: str, signature: Signature,
                  settings: dict) -> Artifact:
     arrays = {"query_id": pa.array(list(query_ids), pa.string())}
     if queries is not None:
@@ -331,7 +347,7 @@ def results_artifact(path: str | Path, name: str | None = None) -> Artifact:
     signatures = sorted({s for s in rows["signature"] if s})
     return Artifact(
         config_name("results", name, path), "results", table, str(path),
-        signatures[0] if len(signatures) == 1 else str(Signature({"results": f"{path.name}:{file_digest(path)}"})),
+        _recorded_signature(signatures[0], path) if len(signatures) == 1 else Signature({"results": f"{path.name}:{file_digest(path)}"}),
         "Evaluation results, one row per (model, metric): `value` with every label used, `original` with the "
         "original pairs only and `delta` their difference (null when only the original labels were used); "
         "`signature` names every setting and version behind the number.",
