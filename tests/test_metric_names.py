@@ -136,7 +136,7 @@ def test_signature_and_json_from_python_equal_what_the_command_line_writes(tmp_p
     metrics = "C@1,AP,nDCG(variant=paper),GMR"
     out = tmp_path / "out.json"
     completed = subprocess.run([sys.executable, "-m", "tvrbench.cli", "evaluate", *(f"--{k}={v}" for k, v in files.items()),
-                                "--metrics", metrics, "--ap", "fire", "--json", str(out)], capture_output=True, text=True)
+                                "--metrics", metrics, "--ap", "fire", "--json", str(out)], capture_output=True, text=True, check=False)
     assert completed.returncode == 0, completed.stderr
 
     captions, video_ids = read_captions(files["queries"]), read_video_ids(files["videos"])
@@ -158,7 +158,7 @@ def test_signature_and_json_from_python_equal_what_the_command_line_writes(tmp_p
 def test_the_command_line_refuses_an_unknown_variant_in_one_line(tmp_path):
     completed = subprocess.run([sys.executable, "-m", "tvrbench.cli", "evaluate", f"--queries={SAMPLE / 'captions.csv'}",
                                 f"--videos={SAMPLE / 'videos.txt'}", f"--scores={SAMPLE / 'scores_strong.npy'}",
-                                "--metrics", "C@1,AP(variant=x)", "--json", str(tmp_path / "out.json")], capture_output=True, text=True)
+                                "--metrics", "C@1,AP(variant=x)", "--json", str(tmp_path / "out.json")], capture_output=True, text=True, check=False)
     assert completed.returncode == 2 and not (tmp_path / "out.json").exists()
     assert completed.stderr.strip().splitlines() == [
         "tvrbench: error: settings: metrics: Value error, metric 'AP(variant=x)': unknown variant 'x'; choose one of standard, fire"]

@@ -56,7 +56,7 @@ class EvaluationResult(TablesOfJson):
     per_query: dict[str, np.ndarray]
     n_queries: int
     signature: Signature
-    original: "EvaluationResult | None" = None
+    original: EvaluationResult | None = None
     tables_of = staticmethod(evaluation_tables)
 
     @property
@@ -135,12 +135,11 @@ def evaluation_result(per_query: dict[str, np.ndarray], metrics: Sequence[Metric
 
 def evaluation_signature(metrics: Sequence[Metric], run: EvaluationRun) -> Signature:
     """The settings behind an evaluation: ``ap`` and ``ndcg`` name the variants used (``n/a`` for none)."""
-    variants = lambda kinds: ",".join(dict.fromkeys(m.variant for m in metrics if isinstance(m, kinds))) or "n/a"  # noqa: E731
     signature = Signature({
         "task": "t2v",
         "ties": run.ties,
-        "ap": variants(AveragePrecision),
-        "ndcg": variants((NDCG, MeanNDCG)),
+        "ap": _variants(metrics, AveragePrecision),
+        "ndcg": _variants(metrics, (NDCG, MeanNDCG)),
         "labels": "+".join(run.labels),
         "relevance": "proxy" if run.graded else "labels",
         "fusion": run.fusion if run.graded else "n/a",
@@ -150,6 +149,11 @@ def evaluation_signature(metrics: Sequence[Metric], run: EvaluationRun) -> Signa
     for key, setting in run.fields.items():
         signature.add(key, str(setting))
     return signature
+
+
+def _variants(metrics: Sequence[Metric], kinds) -> str:
+    """The variants of the metrics of ``kinds``, comma-separated in order (``n/a`` for none)."""
+    return ",".join(dict.fromkeys(metric.variant for metric in metrics if isinstance(metric, kinds))) or "n/a"
 
 
 def _ranked(n_queries: int, targets: sparse.csr_matrix, ranks: np.ndarray, judged: np.ndarray | None = None) -> RankedQueries:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import ClassVar
 
 import numba
 import numpy as np
@@ -253,7 +254,7 @@ class Metric:
     """
 
     family: str
-    parameters: dict[str, tuple[str, ...]] = {}  # parameter -> its allowed values, the default first
+    parameters: ClassVar[dict[str, tuple[str, ...]]] = {}  # parameter -> its allowed values, the default first
     cutoff: int | None = None
     direction = "t2v"
 
@@ -324,7 +325,7 @@ class AveragePrecision(Metric):
     variant: str = AP_VARIANTS[0]
 
     family = "AP"
-    parameters = {"variant": AP_VARIANTS}
+    parameters: ClassVar[dict[str, tuple[str, ...]]] = {"variant": AP_VARIANTS}
 
     def per_query(self, ranked):
         pointer, ranks, _ = ranked.positives_by_rank()
@@ -369,7 +370,7 @@ class NDCG(Metric):
     variant: str = NDCG_VARIANTS[0]
     direction: str = "t2v"
 
-    parameters = {"variant": NDCG_VARIANTS}
+    parameters: ClassVar[dict[str, tuple[str, ...]]] = {"variant": NDCG_VARIANTS}
 
     @property
     def family(self) -> str:
@@ -418,7 +419,7 @@ class MeanNDCG(Composite):
     variant: str = NDCG_VARIANTS[0]
 
     family = "nDCG"
-    parameters = {"variant": NDCG_VARIANTS}
+    parameters: ClassVar[dict[str, tuple[str, ...]]] = {"variant": NDCG_VARIANTS}
     shows_parts = True
 
     @property
