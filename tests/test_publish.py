@@ -24,6 +24,7 @@ from tvrbench.publish import (
     results_artifact,
     write_dataset,
 )
+from tvrbench.signature import Signature
 
 CONTRASTS = [
     {"caption_id": "cap000", "video_id": "video01", "original": "a man is cooking", "contrast": "a woman is cooking",
@@ -249,3 +250,13 @@ def test_qrels_with_to_qrels_metadata_carry_query_texts(tmp_path, sample):
     text_of = dict(zip(sample.captions.caption_ids, sample.captions.texts))
     assert rows == [{"query_id": q, "query": text_of[q], "dataset": "SAMPLE", "video_id": v, "relevance": r}
                     for q, v, r in zip(expected.query_ids, expected.doc_ids, expected.relevance.tolist())]
+
+
+def test_a_recorded_signature_is_read_once_as_a_signature(tmp_path, inputs):
+    root, _ = inputs
+    artifact = mc_artifact(root / "mc_gender.tsv")
+    assert artifact.signature == Signature.parse("tvrbench:0.1.0|kind:gender")
+    (tmp_path / "extra.qrels").write_text("c1 0 v1 1\n", encoding="utf-8")
+    write_json(tmp_path / "extra.qrels.json", {"signature": "not a signature"})
+    with pytest.raises(InputError, match=r"extra\.qrels\.json: its signature 'not a signature' is not key:value fields"):
+        qrels_artifact(tmp_path / "extra.qrels")

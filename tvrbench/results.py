@@ -88,11 +88,6 @@ def analysis_signature(analysis: str, sources: Sources | None, inputs: Iterable[
     return signature
 
 
-def engine_field(signature: str | Signature) -> str:
-    """An engine result's signature as one field of an analysis's (nested: ``|`` → ``;``)."""
-    return Signature.parse(str(signature)).nested()
-
-
 def count_or_share(value) -> str:
     """A table cell: ``—`` for none, floats to three decimals, integers with thousands separators."""
     return "—" if value is None else f"{value:.3f}" if isinstance(value, float) else f"{value:,}"

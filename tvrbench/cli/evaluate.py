@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING, Optional
 import numpy as np
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from tvrbench.cli import app
 from tvrbench.cli.inputs import FIRE_DATASET, reads_captions
-from tvrbench.cli.outputs import FILE, writes
+from tvrbench.cli.outputs import FILE, print_result, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, write_json
@@ -26,18 +25,6 @@ from tvrbench.signature import file_digest
 
 if TYPE_CHECKING:
     from tvrbench.evaluation import EvaluationResult
-
-def format_table(result: EvaluationResult, title: str = "tvrbench evaluate") -> Table:
-    """``A (B + C)`` per metric when extra labels were used (all labels, original only, delta)."""
-    table = Table(title=title)
-    table.add_column("metric")
-    table.add_column("value" if result.original is None else "all labels (original + delta)", justify="right")
-    for name, value in result.metrics.items():
-        if result.original is None:
-            table.add_row(name, f"{value:.4f}")
-        else:
-            table.add_row(name, f"{value:.4f} ({result.original.metrics[name]:.4f} {result.delta[name]:+.4f})")
-    return table
 
 
 def write_per_query(path: Path, result: EvaluationResult, captions: Captions) -> None:
@@ -69,7 +56,7 @@ def evaluate_command(
     fire: Path = typer.Option(None, "--fire", help="FIRE relevance labels (JSON)."),
     fire_dataset: str = FIRE_DATASET,
     qrels: Path = typer.Option(None, "--qrels", help="Extra labels as TREC qrels (caption id, video id)."),
-    relevance: Path = typer.Option(None, "--relevance", help="Graded relevance .npy or .parquet folder for nDCG (a proxy from `tvrbench proxies`)."),
+    relevance: Path = typer.Option(None, "--relevance", help="Graded relevance for nDCG: .npy, .zarr or .parquet (a proxy from `tvrbench proxies`)."),
     metrics: str = typer.Option(None, "--metrics", help="Comma-separated, e.g. C@1,C@5,C@10,R@5,P@5,AP,MdR,MnR,GMR,nDCG,Judged@10."),
     ndcg: str = typer.Option(None, "--ndcg", help="nDCG variant: epic | paper | full."),
     ap: str = typer.Option(None, "--ap", help="AP variant: standard | fire (top 20, as the FIRE code)."),
@@ -146,6 +133,5 @@ def evaluate_command(
         shutil.rmtree(checkpoint, ignore_errors=True)
     if per_query is not None:
         write_per_query(per_query, result, captions)
-    console = Console()
-    console.print(format_table(result))
-    console.print(f"signature: {result.signature}", soft_wrap=True, highlight=False)
+    print_result(result)
+    Console().print(f"signature: {result.signature}", soft_wrap=True, highlight=False)

@@ -11,6 +11,7 @@ With a graded relevance matrix (a semantic proxy, SPEC §4) nDCG uses it, fused 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,28 +22,44 @@ from tvrbench.evaluation.labels import Judgments
 from tvrbench.evaluation.metrics import (
     DEFAULT_METRICS,
     NDCG,
-    CorrectAt,
+    AveragePrecision,
+    Composite,
+    MeanNDCG,
     Metric,
     RankedQueries,
-    geometric_mean_rank,
     parse_metric,
 )
 from tvrbench.evaluation.ranking import target_ranks
 from tvrbench.io.shards import ScoreShards
+from tvrbench.results import Table, TablesOfJson
 from tvrbench.signature import Signature
 
 FUSION_POLICIES = ("judged", "relevant", "none")
 _RELEVANCE_BLOCK_CELLS = 1 << 24  # cells of a dense relevance matrix fused and ranked at a time
 
 
+def evaluation_tables(payload: dict) -> list[Table]:
+    """The table of an evaluation's JSON: a value per metric, or ``A (B C)`` when extra labels were
+    used (with all labels, with the original pairs only, and the difference)."""
+    metrics, original = payload["metrics"], payload.get("original")
+    if original is None:
+        return [Table("tvrbench evaluate", ["metric", "value"], [[name, f"{value:.4f}"] for name, value in metrics.items()])]
+    delta = payload["delta"]
+    rows = [[name, f"{value:.4f} ({original[name]:.4f} {delta[name]:+.4f})"] for name, value in metrics.items()]
+    return [Table("tvrbench evaluate", ["metric", "all labels (original + delta)"], rows)]
+
+
 @dataclass
-class EvaluationResult:
+class EvaluationResult(TablesOfJson):
+    """One model's metrics keyed by metric name (``C@1``, ``AP(variant=fire)``), their per-query values
+    (composites such as GMR have none), and, with extra labels, the result on the original pairs only."""
+
     metrics: dict[str, float]
     per_query: dict[str, np.ndarray]
     n_queries: int
-    signature: str
-    original: "EvaluationResult | None" = None
-    settings: dict[str, str] = field(default_factory=dict)
+    signature: Signature
+    original: EvaluationResult | None = None
+    tables_of = staticmethod(evaluation_tables)
 
     @property
     def delta(self) -> dict[str, float] | None:
@@ -51,23 +68,94 @@ class EvaluationResult:
         return {name: value - self.original.metrics[name] for name, value in self.metrics.items()}
 
     def to_json(self) -> dict:
-        payload = {"metrics": self.metrics, "signature": self.signature, "n_queries": self.n_queries}
+        payload = {"metrics": self.metrics, "signature": str(self.signature), "n_queries": self.n_queries}
         if self.original is not None:
             payload["original"] = self.original.metrics
             payload["delta"] = self.delta
         return payload
 
 
-def _metric_objects(names, ap: str, ndcg: str) -> tuple[list[str], list[Metric]]:
-    requested, objects = [], {}
-    for name in names:
-        name = name.strip()
-        if not name or name in requested:
-            continue
-        requested.append(name)
-        for metric in parse_metric(name, ap=ap, ndcg=ndcg):
-            objects.setdefault(metric.name, metric)
-    return requested, list(objects.values())
+@dataclass(frozen=True)
+class EvaluationRun:
+    """How per-query values were computed, as an evaluation's signature records it.
+
+    ``labels``: the label sources (``Judgments.sources``); ``graded``: whether nDCG read a graded
+    relevance matrix (a proxy, laid under the labels by ``fusion``) rather than the labels;
+    ``fields``: settings the caller knows (input digests, the proxy's name).
+    """
+
+    ties: str
+    labels: Sequence[str]
+    n_queries: int
+    n_videos: int
+    graded: bool = False
+    fusion: str = "judged"
+    fields: Mapping[str, object] = field(default_factory=dict)
+
+
+def metric_objects(metrics: Iterable[str | Metric], ap: str = "standard", ndcg: str = "epic") -> list[Metric]:
+    """The metrics asked for, in order and once each; names without a variant take ``ap`` / ``ndcg``."""
+    objects: dict[str, Metric] = {}
+    for metric in metrics:
+        if isinstance(metric, str):
+            if not metric.strip():
+                continue
+            metric = parse_metric(metric.strip(), ap, ndcg)
+        objects.setdefault(str(metric), metric)
+    return list(objects.values())
+
+
+def measured(metrics: Iterable[Metric]) -> list[Metric]:
+    """The metrics with per-query values that ``metrics`` need: each one, or a composite's parts."""
+    parts = (part for metric in metrics for part in (metric.parts if isinstance(metric, Composite) else (metric,)))
+    return list({str(part): part for part in parts}.values())
+
+
+def evaluation_result(per_query: dict[str, np.ndarray], metrics: Sequence[Metric], run: EvaluationRun,
+                      original: EvaluationResult | None = None) -> EvaluationResult:
+    """The result of ``metrics`` from their per-query values, however these were computed.
+
+    ``per_query`` holds the values of every metric of :func:`measured` (``metrics``), keyed by name;
+    each metric aggregates its own, a composite combines its parts' aggregates, and a composite that
+    shows its parts (nDCG) is followed by them. The signature records ``run`` and the metrics' variants.
+    """
+    aggregates: dict[str, float] = {}
+
+    def value(metric: Metric) -> float:
+        name = str(metric)
+        if name not in aggregates:
+            aggregates[name] = (metric.combine([value(part) for part in metric.parts]) if isinstance(metric, Composite)
+                                else metric.aggregate(per_query[name]))
+        return aggregates[name]
+
+    values = {str(metric): value(metric) for metric in metrics}
+    for metric in metrics:
+        if isinstance(metric, Composite) and metric.shows_parts:
+            values.update({str(part): value(part) for part in metric.parts})
+    return EvaluationResult(values, per_query, run.n_queries, evaluation_signature(metrics, run), original)
+
+
+def evaluation_signature(metrics: Sequence[Metric], run: EvaluationRun) -> Signature:
+    """The settings behind an evaluation: ``ap`` and ``ndcg`` name the variants used (``n/a`` for none)."""
+    signature = Signature({
+        "task": "t2v",
+        "ties": run.ties,
+        "ap": _variants(metrics, AveragePrecision),
+        "ndcg": _variants(metrics, (NDCG, MeanNDCG)),
+        "labels": "+".join(run.labels),
+        "relevance": "proxy" if run.graded else "labels",
+        "fusion": run.fusion if run.graded else "n/a",
+        "queries": run.n_queries,
+        "videos": run.n_videos,
+    })
+    for key, setting in run.fields.items():
+        signature.add(key, str(setting))
+    return signature
+
+
+def _variants(metrics: Sequence[Metric], kinds) -> str:
+    """The variants of the metrics of ``kinds``, comma-separated in order (``n/a`` for none)."""
+    return ",".join(dict.fromkeys(metric.variant for metric in metrics if isinstance(metric, kinds))) or "n/a"
 
 
 def _ranked(n_queries: int, targets: sparse.csr_matrix, ranks: np.ndarray, judged: np.ndarray | None = None) -> RankedQueries:
@@ -101,7 +189,7 @@ def _graded_ndcg(scores, relevance, judgments, ndcg_metrics, ties, fusion) -> di
                 gains = sparse.csr_matrix(_fuse(relevance[rows], judgments, rows, None, fusion))
                 ranks, _ = target_ranks(scores[rows], rows=gains, ties=ties)
                 parts.append(metric.per_query(_ranked(gains.shape[0], gains, ranks)))
-            values[metric.name] = np.concatenate(parts)
+            values[str(metric)] = np.concatenate(parts)
         else:
             step = max(1, _RELEVANCE_BLOCK_CELLS // n_rows)
             parts = []
@@ -110,14 +198,14 @@ def _graded_ndcg(scores, relevance, judgments, ndcg_metrics, ties, fusion) -> di
                 gains = sparse.csr_matrix(_fuse(relevance[:, columns], judgments, None, columns, fusion).T)
                 _, ranks = target_ranks(scores[:, columns], columns=gains, ties=ties)
                 parts.append(metric.per_query(_ranked(gains.shape[0], gains, ranks)))
-            values[metric.name] = np.concatenate(parts)
+            values[str(metric)] = np.concatenate(parts)
     return values
 
 
 def evaluate(
     scores: np.ndarray | ScoreShards,
     judgments: Judgments,
-    metrics=DEFAULT_METRICS,
+    metrics: Iterable[str | Metric] = DEFAULT_METRICS,
     ties: str = "stable",
     ap: str = "standard",
     ndcg: str = "epic",
@@ -129,15 +217,15 @@ def evaluate(
 ) -> EvaluationResult:
     """Every requested metric of one model; with extra labels also the original-only result.
 
-    ``metrics``: names such as ``C@1``, ``AP``, ``nDCG`` (see :mod:`tvrbench.evaluation.metrics`).
-    ``relevance``: optional graded relevance, same shape as ``scores``, values in [0, 1].
-    ``signature_fields``: settings the caller knows (label sources' digests, proxy name) to record.
+    ``metrics``: names such as ``C@1``, ``AP(variant=fire)``, ``nDCG`` (see
+    :mod:`tvrbench.evaluation.metrics`), or metric objects; ``ap`` / ``ndcg``: the variant of a name
+    given without one. ``relevance``: optional graded relevance, same shape as ``scores``, values in
+    [0, 1]. ``signature_fields``: settings the caller knows (label sources' digests, proxy name) to record.
     ``scores`` may be :class:`~tvrbench.io.shards.ScoreShards`, a matrix too big for memory: it is
     then read shard by shard (:mod:`tvrbench.evaluation.sharded`), on the Dask ``client`` if given,
     keeping finished shards' results in the ``checkpoint`` folder if given; the metrics are the same.
     """
-    sharded = isinstance(scores, ScoreShards)
-    scores = scores if sharded or isinstance(scores, np.memmap) else np.asarray(scores)
+    scores = scores if isinstance(scores, (ScoreShards, np.memmap)) else np.asarray(scores)
     if scores.ndim != 2:
         raise ValueError(f"scores must be a queries × videos matrix, got shape {scores.shape}")
     if judgments.shape != scores.shape:
@@ -146,16 +234,30 @@ def evaluate(
         raise ValueError(f"unknown fusion policy {fusion!r}; choose one of {', '.join(FUSION_POLICIES)}")
     if relevance is not None and relevance.shape != scores.shape:
         raise ValueError(f"relevance has shape {relevance.shape} but scores have shape {scores.shape}")
-    requested, objects = _metric_objects(metrics, ap, ndcg)
+    requested = metric_objects(metrics, ap, ndcg)
+    per_query = per_query_values(scores, judgments, measured(requested), ties, relevance, fusion, client, checkpoint)
     n_queries, n_videos = scores.shape
+    run = EvaluationRun(ties, judgments.sources, n_queries, n_videos, relevance is not None, fusion, signature_fields or {})
+    original = None
+    if judgments.has_extra_labels:
+        original = evaluate(scores, judgments.original_only(), requested, ties, ap, ndcg, relevance, fusion, signature_fields,
+                            client, checkpoint)
+    return evaluation_result(per_query, requested, run, original)
 
+
+def per_query_values(scores: np.ndarray | ScoreShards, judgments: Judgments, metrics: list[Metric], ties: str,
+                     relevance: np.ndarray | None, fusion: str, client=None, checkpoint: str | Path | None = None) -> dict[str, np.ndarray]:
+    """Each metric's value per query (per video for ``nDCG_v2t``), keyed by name, from one ranking pass
+    (nDCG with ``relevance`` ranks it block by block after the others)."""
+    n_queries, n_videos = scores.shape
     rows = judgments.gains()  # row targets: every judged cell
-    ndcg_metrics = [m for m in objects if isinstance(m, NDCG)]
+    ndcg_metrics = [m for m in metrics if isinstance(m, NDCG)]
     binary_ndcg = ndcg_metrics and relevance is None
-    columns = judgments.positive.T.tocsr() if binary_ndcg and any(m.direction == "v2t" for m in ndcg_metrics) else None
+    video_to_text = [m for m in ndcg_metrics if m.direction == "v2t"]
+    columns = judgments.positive.T.tocsr() if binary_ndcg and video_to_text else None
     # nDCG with a cutoff (epic, paper) needs only the column ranks within each video's cutoff.
-    top_only = columns is not None and ndcg != "full"
-    if sharded:
+    top_only = columns is not None and all(m.variant != "full" for m in video_to_text)
+    if isinstance(scores, ScoreShards):
         from tvrbench.evaluation.sharded import Graded, sharded_ranks
 
         graded = Graded(relevance, judgments, tuple(ndcg_metrics), fusion) if ndcg_metrics and relevance is not None else None
@@ -166,46 +268,16 @@ def evaluate(
 
     t2v = _ranked(n_queries, rows, row_ranks)
     per_query: dict[str, np.ndarray] = {}
-    for metric in objects:
+    for metric in metrics:
         if isinstance(metric, NDCG):
             if not binary_ndcg:
                 continue
             if metric.direction == "t2v":
-                per_query[metric.name] = metric.per_query(t2v)
+                per_query[str(metric)] = metric.per_query(t2v)
             else:
-                per_query[metric.name] = metric.per_query(_ranked(n_videos, columns, column_ranks))
+                per_query[str(metric)] = metric.per_query(_ranked(n_videos, columns, column_ranks))
         else:
-            per_query[metric.name] = metric.per_query(t2v)
+            per_query[str(metric)] = metric.per_query(t2v)
     if ndcg_metrics and relevance is not None:
-        per_query.update(ranks.graded if sharded else _graded_ndcg(scores, relevance, judgments, ndcg_metrics, ties, fusion))
-
-    aggregates = {metric.name: metric.aggregate(per_query[metric.name]) for metric in objects}
-    values: dict[str, float] = {}
-    for name in requested:
-        if name == "GMR":
-            values[name] = geometric_mean_rank(*(aggregates[CorrectAt(k).name] for k in (1, 5, 10)))
-        elif name == "nDCG":
-            values[name] = 0.5 * (aggregates["nDCG_t2v"] + aggregates["nDCG_v2t"])
-        else:
-            values[name] = aggregates[name]
-    if "nDCG" in requested:
-        values.update({name: aggregates[name] for name in ("nDCG_t2v", "nDCG_v2t")})
-
-    settings = {
-        "task": "t2v",
-        "ties": ties,
-        "ap": ap if any(name == "AP" for name in requested) else "n/a",
-        "ndcg": ndcg if ndcg_metrics else "n/a",
-        "labels": "+".join(judgments.sources),
-        "relevance": "proxy" if relevance is not None else "labels",
-        "fusion": fusion if relevance is not None else "n/a",
-        "queries": n_queries,
-        "videos": n_videos,
-    }
-    settings.update({key: str(value) for key, value in (signature_fields or {}).items()})
-    signature = str(Signature(settings))
-    original = None
-    if judgments.has_extra_labels:
-        original = evaluate(scores, judgments.original_only(), requested, ties, ap, ndcg, relevance, fusion, signature_fields,
-                            client, checkpoint)
-    return EvaluationResult(values, per_query, n_queries, signature, original, settings)
+        per_query.update(ranks.graded if isinstance(scores, ScoreShards) else _graded_ndcg(scores, relevance, judgments, ndcg_metrics, ties, fusion))
+    return per_query

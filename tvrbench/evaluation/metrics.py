@@ -1,11 +1,13 @@
 """Retrieval metrics as small named objects (SPEC §2), computed from the ranks of labelled items.
 
-A metric name parses into settings the way ir_measures does: ``C@5`` is Correct@5, ``R@10``
+A metric name parses into a metric object the way ir_measures does: ``C@5`` is Correct@5, ``R@10``
 Recall@10, ``P@5`` Precision@5, ``Judged@10``, ``AP``, ``MdR``, ``MnR``, ``GMR``, ``nDCG`` (mean of
-both directions) with its halves ``nDCG_t2v`` and ``nDCG_v2t``. Every metric maps a
-:class:`RankedQueries` to one value per query; the aggregate is the mean over the queries where the
-metric is defined (a query without any positive has no C@K, AP, rank or nDCG, as in trec_eval),
-except MdR (median) and GMR (geometric mean of the aggregated C@1, C@5, C@10).
+both directions) with its halves ``nDCG_t2v`` and ``nDCG_v2t``; a variant other than the default is
+part of the name (``AP(variant=fire)``, ``nDCG(variant=paper)``), and ``str(metric)`` gives the name
+back. Every metric maps a :class:`RankedQueries` to one value per query; the aggregate is the mean
+over the queries where the metric is defined (a query without any positive has no C@K, AP, rank or
+nDCG, as in trec_eval), except MdR (median). GMR and nDCG are composites: their value combines their
+parts' aggregates (the geometric mean of C@1, C@5, C@10; the mean of both directions).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import ClassVar
 
 import numba
 import numpy as np
@@ -243,9 +246,16 @@ def _over_defined(summary, values: np.ndarray) -> float:
 
 
 class Metric:
-    """A named per-query measure; subclasses set ``name`` and implement :meth:`per_query`."""
+    """A named per-query measure; subclasses set ``family`` and implement :meth:`per_query`.
 
-    name: str
+    Its name (``str(metric)``, the key of its value in a result) is ir_measures' form: the family, its
+    parameters that differ from their defaults in parentheses, then the cutoff, e.g. ``C@5``, ``AP``,
+    ``AP(variant=fire)``, ``nDCG_t2v(variant=paper)``. :func:`parse_metric` reads the name back.
+    """
+
+    family: str
+    parameters: ClassVar[dict[str, tuple[str, ...]]] = {}  # parameter -> its allowed values, the default first
+    cutoff: int | None = None
     direction = "t2v"
 
     def per_query(self, ranked: RankedQueries) -> np.ndarray:
@@ -254,26 +264,28 @@ class Metric:
     def aggregate(self, values: np.ndarray) -> float:
         return _over_defined(np.mean, values)
 
-    def __repr__(self) -> str:
-        return self.name
+    def __str__(self) -> str:
+        changed = [f"{name}={getattr(self, name)}" for name, allowed in self.parameters.items() if getattr(self, name) != allowed[0]]
+        return self.family + (f"({','.join(changed)})" if changed else "") + ("" if self.cutoff is None else f"@{self.cutoff}")
+
+    __repr__ = __str__
 
 
 @dataclass(frozen=True, repr=False)
 class _AtCutoff(Metric):
-    """A metric of the top ``k``, named ``<prefix>@k``."""
+    """A metric of the top ``k``, named ``<family>@k``."""
 
     k: int
-    prefix = ""
 
     @property
-    def name(self) -> str:
-        return f"{self.prefix}@{self.k}"
+    def cutoff(self) -> int:
+        return self.k
 
 
 class CorrectAt(_AtCutoff):
     """1 if a positive is in the top k (the "Recall@K" of prior text-video work)."""
 
-    prefix = "C"
+    family = "C"
 
     def per_query(self, ranked):
         return ranked.defined((ranked.first_positive_rank() <= self.k).astype(np.float64))
@@ -282,7 +294,7 @@ class CorrectAt(_AtCutoff):
 class RecallAt(_AtCutoff):
     """Positives in the top k over all positives of the query (the textbook recall)."""
 
-    prefix = "R"
+    family = "R"
 
     def per_query(self, ranked):
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -290,7 +302,7 @@ class RecallAt(_AtCutoff):
 
 
 class PrecisionAt(_AtCutoff):
-    prefix = "P"
+    family = "P"
 
     def per_query(self, ranked):
         return ranked.defined(ranked.positives_within(self.k) / self.k)
@@ -299,7 +311,7 @@ class PrecisionAt(_AtCutoff):
 class JudgedAt(_AtCutoff):
     """Share of the top k that carries any label: low values warn that a model was never pooled."""
 
-    prefix = "Judged"
+    family = "Judged"
 
     def per_query(self, ranked):
         return _count_within(ranked.indptr, ranked.rank, ranked.judged, self.k) / self.k
@@ -310,9 +322,10 @@ class AveragePrecision(Metric):
     """AP over the full ranking (``standard``), or the FIRE code's AP over the top 20 divided by
     the positives retrieved there (``fire``, 0 when none)."""
 
-    variant: str = "standard"
+    variant: str = AP_VARIANTS[0]
 
-    name = "AP"
+    family = "AP"
+    parameters: ClassVar[dict[str, tuple[str, ...]]] = {"variant": AP_VARIANTS}
 
     def per_query(self, ranked):
         pointer, ranks, _ = ranked.positives_by_rank()
@@ -328,7 +341,7 @@ class AveragePrecision(Metric):
 class MedianRank(Metric):
     """Median over queries of the rank of the first positive."""
 
-    name = "MdR"
+    family = "MdR"
 
     def per_query(self, ranked):
         return ranked.first_positive_rank()
@@ -339,7 +352,7 @@ class MedianRank(Metric):
 
 @dataclass(frozen=True, repr=False)
 class MeanRank(Metric):
-    name = "MnR"
+    family = "MnR"
 
     def per_query(self, ranked):
         return ranked.first_positive_rank()
@@ -347,18 +360,20 @@ class MeanRank(Metric):
 
 @dataclass(frozen=True, repr=False)
 class NDCG(Metric):
-    """nDCG with graded relevance (Wray et al. eq. 2-3).
+    """nDCG with graded relevance (Wray et al. eq. 2-3) in one direction (``nDCG_t2v``, ``nDCG_v2t``).
 
     ``epic`` (the released EPIC-KITCHENS / JPoSE code): gain = s, and only the first k ranks count,
     k = number of items with s > 0. ``paper``: the same with gain 2^s - 1 (eq. 2 as printed).
     ``full``: gain s over the whole ranking, as IR tools compute it. Discount 1 / log2(rank + 1).
     """
 
-    variant: str = "epic"
+    variant: str = NDCG_VARIANTS[0]
     direction: str = "t2v"
 
+    parameters: ClassVar[dict[str, tuple[str, ...]]] = {"variant": NDCG_VARIANTS}
+
     @property
-    def name(self) -> str:
+    def family(self) -> str:
         return f"nDCG_{self.direction}"
 
     def per_query(self, ranked):
@@ -367,44 +382,111 @@ class NDCG(Metric):
         return _ndcg(pointer, ranks, gains, discounts, self.variant == "paper", self.variant != "full")
 
 
-_PATTERNS = {
-    r"C@(\d+)": CorrectAt,
-    r"R@(\d+)": RecallAt,
-    r"P@(\d+)": PrecisionAt,
-    r"Judged@(\d+)": JudgedAt,
+class Composite(Metric):
+    """A metric made of other metrics: its value is :meth:`combine` of their aggregates, and it has no
+    value per query. ``shows_parts``: whether a result lists the parts' values beside it."""
+
+    shows_parts = False
+
+    @property
+    def parts(self) -> tuple[Metric, ...]:
+        raise NotImplementedError
+
+    def combine(self, values: list[float]) -> float:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, repr=False)
+class GeometricMeanRank(Composite):
+    """GMR: the geometric mean of the aggregated C@1, C@5 and C@10."""
+
+    family = "GMR"
+
+    @property
+    def parts(self):
+        return CorrectAt(1), CorrectAt(5), CorrectAt(10)
+
+    def combine(self, values):
+        c1, c5, c10 = values
+        return float(np.cbrt(c1 * c5 * c10))
+
+
+@dataclass(frozen=True, repr=False)
+class MeanNDCG(Composite):
+    """``nDCG``: the mean of its two directions' aggregates, ``nDCG_t2v`` and ``nDCG_v2t``, which a
+    result shows beside it."""
+
+    variant: str = NDCG_VARIANTS[0]
+
+    family = "nDCG"
+    parameters: ClassVar[dict[str, tuple[str, ...]]] = {"variant": NDCG_VARIANTS}
+    shows_parts = True
+
+    @property
+    def parts(self):
+        return NDCG(self.variant, "t2v"), NDCG(self.variant, "v2t")
+
+    def combine(self, values):
+        t2v, v2t = values
+        return 0.5 * (t2v + v2t)
+
+
+# Name -> (class, the fields the name fixes). A class with a ``k`` field needs a cutoff (``C@5``).
+_FAMILIES: dict[str, tuple[type[Metric], dict]] = {
+    "C": (CorrectAt, {}),
+    "R": (RecallAt, {}),
+    "P": (PrecisionAt, {}),
+    "Judged": (JudgedAt, {}),
+    "AP": (AveragePrecision, {}),
+    "MdR": (MedianRank, {}),
+    "MnR": (MeanRank, {}),
+    "GMR": (GeometricMeanRank, {}),
+    "nDCG": (MeanNDCG, {}),
+    "nDCG_t2v": (NDCG, {"direction": "t2v"}),
+    "nDCG_v2t": (NDCG, {"direction": "v2t"}),
 }
-NAMED = ("AP", "MdR", "MnR", "GMR", "nDCG", "nDCG_t2v", "nDCG_v2t")
+_NAME = re.compile(r"(?P<family>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<parameters>[^()]*)\))?(?:@(?P<cutoff>\d+))?")
+KNOWN = "C@K, R@K, P@K, Judged@K, AP, MdR, MnR, GMR, nDCG, nDCG_t2v, nDCG_v2t; AP and nDCG take (variant=...)"
 DEFAULT_METRICS = ("C@1", "C@5", "C@10", "R@5", "P@5", "AP", "MdR", "MnR", "GMR", "nDCG", "Judged@10")
 
 
-def parse_metric(name: str, ap: str = "standard", ndcg: str = "epic") -> list[Metric]:
-    """The metric objects a name needs (``nDCG`` needs both directions; ``GMR`` needs C@1/5/10)."""
+def parse_metric(name: str, ap: str = "standard", ndcg: str = "epic") -> Metric:
+    """The metric a name denotes; ``ap`` and ``ndcg`` are the variants of AP and nDCG named without one
+    (``parse_metric("AP", ap="fire") == parse_metric("AP(variant=fire)")``)."""
     if ap not in AP_VARIANTS:
         raise ValueError(f"unknown AP variant {ap!r}; choose one of {', '.join(AP_VARIANTS)}")
     if ndcg not in NDCG_VARIANTS:
         raise ValueError(f"unknown nDCG variant {ndcg!r}; choose one of {', '.join(NDCG_VARIANTS)}")
-    for pattern, kind in _PATTERNS.items():
-        match = re.fullmatch(pattern, name)
-        if match:
-            k = int(match.group(1))
-            if k < 1:
-                raise ValueError(f"metric {name!r}: the cutoff must be at least 1")
-            return [kind(k)]
-    if name == "AP":
-        return [AveragePrecision(ap)]
-    if name == "MdR":
-        return [MedianRank()]
-    if name == "MnR":
-        return [MeanRank()]
-    if name == "GMR":
-        return [CorrectAt(1), CorrectAt(5), CorrectAt(10)]
-    if name in ("nDCG", "nDCG_t2v", "nDCG_v2t"):
-        directions = ("t2v", "v2t") if name == "nDCG" else (name.split("_")[1],)
-        return [NDCG(ndcg, direction) for direction in directions]
-    known = "C@K, R@K, P@K, Judged@K, " + ", ".join(NAMED)
-    raise ValueError(f"unknown metric {name!r}; known metrics: {known}")
+    match = _NAME.fullmatch(name)
+    if not match or match["family"] not in _FAMILIES:
+        raise ValueError(f"unknown metric {name!r}; known metrics: {KNOWN}")
+    kind, fields = _FAMILIES[match["family"]]
+    takes_cutoff = "k" in kind.__dataclass_fields__
+    if takes_cutoff != (match["cutoff"] is not None):
+        needs = f"needs a cutoff, e.g. {match['family']}@10" if takes_cutoff else "takes no cutoff"
+        raise ValueError(f"metric {name!r}: {match['family']} {needs}")
+    arguments = dict(fields)
+    if takes_cutoff:
+        arguments["k"] = int(match["cutoff"])
+        if arguments["k"] < 1:
+            raise ValueError(f"metric {name!r}: the cutoff must be at least 1")
+    if "variant" in kind.parameters:
+        arguments["variant"] = ap if kind is AveragePrecision else ndcg
+    arguments.update(_parameters(name, match["family"], kind.parameters, match["parameters"]))
+    return kind(**arguments)
 
 
-def geometric_mean_rank(c1: float, c5: float, c10: float) -> float:
-    """GMR: the geometric mean of the aggregated C@1, C@5 and C@10."""
-    return float(np.cbrt(c1 * c5 * c10))
+def _parameters(name: str, family: str, accepted: dict[str, tuple[str, ...]], text: str | None) -> dict[str, str]:
+    """The ``key=value`` parameters written in a name, each checked against the ``accepted`` ones."""
+    given = {}
+    for part in filter(None, (text or "").split(",")):
+        key, equals, value = (piece.strip() for piece in part.partition("="))
+        if not equals:
+            raise ValueError(f"metric {name!r}: write parameters as key=value, e.g. AP(variant=fire)")
+        if key not in accepted:
+            takes = f"takes {', '.join(accepted)}" if accepted else "takes no parameters"
+            raise ValueError(f"metric {name!r}: unknown parameter {key!r}; {family} {takes}")
+        if value not in accepted[key]:
+            raise ValueError(f"metric {name!r}: unknown {key} {value!r}; choose one of {', '.join(accepted[key])}")
+        given[key] = value
+    return given

@@ -195,7 +195,7 @@ def _first_pass(shards: ScoreShards, shard: int, row_targets, positives, depth, 
         ranks, _ = target_ranks(block, rows=gains, ties=ties)
         for metric in graded["metrics"]:
             if metric.direction == "t2v":
-                out[f"t2v_{metric.name}"] = metric.per_query(_ranked(gains.shape[0], gains, ranks))
+                out[f"t2v_{metric}"] = metric.per_query(_ranked(gains.shape[0], gains, ranks))
         if any(metric.direction == "v2t" for metric in graded["metrics"]):
             local = gains.tocoo()
             out["graded_rows"], out["graded_columns"] = local.row + start, local.col
@@ -341,7 +341,7 @@ def sharded_ranks(shards: ScoreShards, rows: sparse.csr_matrix, columns: sparse.
             targets = sparse.csr_matrix((cells["gains"][order], cells["rows"][order], _pointer(cells["columns"], n_columns)),
                                         shape=(n_columns, n_rows))
             for metric in graded_v2t:
-                graded_values[metric.name] = metric.per_query(_ranked(n_columns, targets, ranks))
+                graded_values[str(metric)] = metric.per_query(_ranked(n_columns, targets, ranks))
     return ShardedRanks(row_ranks, column_ranks, graded_values, computed)
 
 

@@ -58,7 +58,7 @@ class Artifact:
     kind: str
     table: pa.Table
     source: str
-    signature: str | None
+    signature: Signature | None
     description: str
     facts: dict[str, object] = field(default_factory=dict)
 
@@ -72,6 +72,27 @@ def config_name(kind: str, name: str | None, path: Path) -> str:
     stem = path.name.split(".")[0].lower()
     stem = re.sub(r"[^a-z0-9_-]+", "_", stem).strip("_-") or kind
     return stem if stem.startswith(f"{kind}_") or stem == kind else f"{kind}_{stem}"
+
+
+def _sidecar(path: Path) -> dict:
+    """The sidecar of output ``path`` (empty when none), its signature read as a
+    :class:`~tvrbench.signature.Signature`."""
+    sidecar = _sidecar(path)
+    if "signature" in sidecar:
+        sidecar["signature"] = _recorded_signature(sidecar["signature"], sidecar_path(path))
+    return sidecar
+
+
+def _recorded_signature(text, source: Path) -> Signature | None:
+    """The signature a file records (a sidecar's, an evaluation's); None when it records none."""
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise InputError(source, "field 'signature' must be a string")
+    try:
+        return Signature.parse(text)
+    except ValueError:
+        raise InputError(source, f"its signature {text!r} is not key:value fields joined by '|'") from None
 
 
 def _require_file(path: Path) -> None:
@@ -91,7 +112,7 @@ def mc_artifact(path: str | Path, name: str | None = None) -> Artifact:
     columns["label"] = [i.label for i in instances]
     table = pa.table({column: columns[column] for column in MC_COLUMNS},
                      schema=pa.schema([*((c, pa.string()) for c in MC_COLUMNS[:-1]), ("label", pa.int64())]))
-    sidecar = read_sidecar(path)
+    sidecar = _sidecar(path)
     labels = np.bincount(np.asarray(columns["label"]), minlength=N_OPTIONS)
     return Artifact(
         config_name("mc", name, path), "mc", table, str(path), sidecar.get("signature"),
@@ -136,7 +157,7 @@ def contrast_artifact(path: str | Path, name: str | None = None) -> Artifact:
             "details": pa.array([json.dumps(r.details, sort_keys=True, ensure_ascii=False) for r in records], pa.string()),
         }
     )
-    sidecar = read_sidecar(path)
+    sidecar = _sidecar(path)
     kinds = sorted({r.kind for r in records})
     return Artifact(
         config_name("contrast", name, path), "contrast", table, str(path), sidecar.get("signature"),
@@ -183,7 +204,7 @@ def relevance_artifact(
         raise ValueError(f"unknown relevance form {form!r}; choose {', '.join(RELEVANCE_FORMS)}")
     path = Path(path)
     matrix = _load_matrix(path)
-    sidecar = read_sidecar(path)
+    sidecar = _sidecar(path)
     rows_are, columns_are = sidecar.get("rows", "captions"), sidecar.get("columns", "videos")
     if sidecar.get("row_ids") is not None:
         sidecar_file = sidecar_path(path)
@@ -203,7 +224,7 @@ def relevance_artifact(
     shown = "every cell with relevance above 0" if form == "long" else f"the {top_k} most relevant {columns_are} of each row"
     return Artifact(
         config_name("relevance", name, path), "relevance", pa.table(arrays), str(path),
-        sidecar.get("signature") or str(Signature({"matrix": f"{path.name}:{file_digest(path)}"})),
+        sidecar.get("signature") or Signature({"matrix": f"{path.name}:{file_digest(path)}"}),
         f"Graded relevance in [0, 1] of (`row_id`, `column_id`) pairs: rows are {rows_are}, columns are {columns_are}; "
         f"{shown}{' (`rank` 1 = most relevant, ties by column order)' if form == 'top-k' else ''}. "
         "Pairs left out have relevance 0" + (" or lie below the row's top k." if form == "top-k" else "."),
@@ -242,10 +263,10 @@ def qrels_artifact(path: str | Path, name: str | None = None) -> Artifact:
 
     path = Path(path)
     qrels = read_qrels(path)
-    sidecar = read_sidecar(path)
+    sidecar = _sidecar(path)
     queries = sidecar.get("queries") if isinstance(sidecar.get("queries"), dict) else None
     return _qrels_table(qrels.query_ids, qrels.doc_ids, qrels.relevance, queries, config_name("qrels", name, path),
-                        str(path), sidecar.get("signature") or str(Signature({"qrels": f"{path.name}:{file_digest(path)}"})),
+                        str(path), sidecar.get("signature") or Signature({"qrels": f"{path.name}:{file_digest(path)}"}),
                         sidecar)
 
 
@@ -260,11 +281,11 @@ def fire_qrels_artifact(path: str | Path, name: str | None = None, captions=None
     fields = {"fire": f"{path.name}:{file_digest(path)}", "rule": rule, "disagreements": disagreements,
               "query_ids": "caption_ids" if captions is not None else "text_digest"}
     return _qrels_table(qrels.query_ids, qrels.doc_ids, qrels.relevance, metadata["queries"],
-                        config_name("qrels", name, path), str(path), str(Signature(fields)),
+                        config_name("qrels", name, path), str(path), Signature(fields),
                         {"rule": rule, "disagreements": disagreements})
 
 
-def _qrels_table(query_ids, video_ids, relevance, queries: dict | None, config: str, source: str, signature: str,
+def _qrels_table(query_ids, video_ids, relevance, queries: dict | None, config: str, source: str, signature: Signature,
                  settings: dict) -> Artifact:
     arrays = {"query_id": pa.array(list(query_ids), pa.string())}
     if queries is not None:
@@ -315,7 +336,7 @@ def results_artifact(path: str | Path, name: str | None = None) -> Artifact:
     signatures = sorted({s for s in rows["signature"] if s})
     return Artifact(
         config_name("results", name, path), "results", table, str(path),
-        signatures[0] if len(signatures) == 1 else str(Signature({"results": f"{path.name}:{file_digest(path)}"})),
+        _recorded_signature(signatures[0], path) if len(signatures) == 1 else Signature({"results": f"{path.name}:{file_digest(path)}"}),
         "Evaluation results, one row per (model, metric): `value` with every label used, `original` with the "
         "original pairs only and `delta` their difference (null when only the original labels were used); "
         "`signature` names every setting and version behind the number.",

@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from tvrbench.publish.artifacts import Artifact
+from tvrbench.signature import Signature
 
 TODO = "[More Information Needed: {}]"
 
@@ -100,7 +101,7 @@ def _config_section(artifact: Artifact, split: str) -> str:
 
 
 def render_card(artifacts: list[Artifact], files: dict[str, dict[str, str]], split: str, license: str | None,
-                pretty_name: str, signature: str) -> str:
+                pretty_name: str, signature: Signature) -> str:
     """The whole README.md."""
     header = yaml.safe_dump(card_header(artifacts, files, license, pretty_name), sort_keys=False, allow_unicode=True)
     counts = "\n".join(f"| `{a.config}` | {a.kind} | {split} | {a.table.num_rows:,} |" for a in artifacts)

@@ -66,17 +66,17 @@ def write_dataset(
     for artifact in artifacts:
         with atomic_write(out / files[artifact.config][split], "wb") as handle:
             pq.write_table(artifact.table, handle, compression="zstd")
-    signature = str(Signature({"split": split, "license": license or "unset",
-                               "configs": ",".join(f"{a.config}={a.kind}:{a.table.num_rows}" for a in artifacts)},
-                              libraries=("pyarrow",)))
+    signature = Signature({"split": split, "license": license or "unset",
+                           "configs": ",".join(f"{a.config}={a.kind}:{a.table.num_rows}" for a in artifacts)},
+                          libraries=("pyarrow",))
     with atomic_write(out / "README.md") as handle:
         handle.write(render_card(artifacts, files, split, license, pretty_name, signature))
     _remove_stale(out, previous - set(written))
     write_json(out / MANIFEST, {"written_by": "tvrbench publish", "files": sorted(written)})
     return {
-        "signature": signature,
+        "signature": str(signature),
         "configs": {a.config: {"kind": a.kind, "rows": a.table.num_rows, "files": files[a.config], "source": a.source,
-                               "signature": a.signature} for a in artifacts},
+                               "signature": None if a.signature is None else str(a.signature)} for a in artifacts},
     }
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tvrbench.evaluation.fire.config import FireConfig
-from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature, engine_field
+from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature
 from tvrbench.signature import Signature
 
 HISTOGRAM_BINS = 50
@@ -209,7 +209,12 @@ class BootstrapResult(TablesOfJson):
         from tvrbench.evaluation.fire.plots import bootstrap_figure
 
         for metric, by_size in self.by_metric.items():
-            yield f"fig4_bootstrap_{self.model}_{metric.replace('@', 'at')}", bootstrap_figure(by_size, metric, self.model)
+            yield f"fig4_bootstrap_{self.model}_{_file_part(metric)}", bootstrap_figure(by_size, metric, self.model)
+
+
+def _file_part(metric: str) -> str:
+    """A metric's name as part of a file name: ``C@1`` → ``Cat1``, ``AP(variant=fire)`` → ``AP_variant=fire``."""
+    return metric.replace("@", "at").replace("(", "_").replace(")", "")
 
 
 def bootstrap_analysis(scores: np.ndarray, judgments, settings: FireConfig | None = None, model: str = "model",
@@ -218,11 +223,12 @@ def bootstrap_analysis(scores: np.ndarray, judgments, settings: FireConfig | Non
     settings = settings or FireConfig()
     boot = settings.bootstrap
     result = settings.evaluate(scores, judgments, boot.metrics)
-    by_metric = bootstrap_differences({m: result.per_query[m] for m in boot.metrics}, boot.sizes, boot.resamples, boot.seed,
+    names = [settings.metric_name(metric) for metric in boot.metrics]
+    by_metric = bootstrap_differences({m: result.per_query[m] for m in names}, boot.sizes, boot.resamples, boot.seed,
                                       boot.confidence, boot.chunk_elements)
     signature = analysis_signature("fire-bootstrap", sources, ["queries", "videos", "scores", "fire"],
                                    {"sizes": boot.sizes, "resamples": boot.resamples, "seed": boot.seed,
-                                    "confidence": boot.confidence, "engine": engine_field(result.signature)})
+                                    "confidence": boot.confidence, "engine": result.signature.nested()})
     return BootstrapResult(model, by_metric, signature)
 
 
@@ -258,9 +264,10 @@ def paired_analysis(scores: dict[str, np.ndarray], judgments, settings: FireConf
     boot = settings.bootstrap
     (name_a, a), (name_b, b) = scores.items()
     result_a, result_b = (settings.evaluate(matrix, judgments, boot.metrics) for matrix in (a, b))
+    names = [settings.metric_name(metric) for metric in boot.metrics]
     tests = {m: paired_bootstrap_test(result_a.per_query[m], result_b.per_query[m], boot.resamples, boot.seed,
-                                      boot.confidence, boot.chunk_elements) for m in boot.metrics}
+                                      boot.confidence, boot.chunk_elements) for m in names}
     signature = analysis_signature("fire-paired", sources, ["queries", "videos", "fire"],
                                    {"resamples": boot.resamples, "seed": boot.seed, "confidence": boot.confidence,
-                                    "engine": engine_field(result_a.signature)})
+                                    "engine": result_a.signature.nested()})
     return PairedResult(name_a, name_b, tests, signature)

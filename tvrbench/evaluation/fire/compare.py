@@ -82,7 +82,7 @@ class ComparisonResult(TablesOfJson):
 
     @property
     def signatures(self) -> dict[str, Signature]:
-        return {name: Signature.parse(str(result.signature)) for name, result in self.results.items()}
+        return {name: result.signature for name, result in self.results.items()}
 
     @property
     def long_rows(self) -> list[dict]:
@@ -100,4 +100,4 @@ def compare_analysis(scores: dict, judgments, settings: FireConfig | None = None
     """Table 1 for ``{model: score matrix}``."""
     settings = settings or FireConfig()
     results = compare_models(scores, judgments, settings.metrics, settings.ties, settings.ap)
-    return ComparisonResult(results, list(settings.metrics))
+    return ComparisonResult(results, [settings.metric_name(metric) for metric in settings.metrics])

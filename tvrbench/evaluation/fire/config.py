@@ -91,6 +91,13 @@ class FireConfig(Settings):
 
         return evaluate(scores, judgments, metrics=tuple(metrics), ties=self.ties, ap=self.ap)
 
+    def metric_name(self, name: str) -> str:
+        """The key of metric ``name``'s values in the engine's results under these settings: ``AP`` is
+        ``AP(variant=fire)`` with ``ap: fire``."""
+        from tvrbench.evaluation.metrics import parse_metric
+
+        return str(parse_metric(name, ap=self.ap))
+
 
 def load_config(path: str | Path | None) -> FireConfig:
     """The defaults, or a YAML file validated against them (unknown keys and wrong types rejected)."""

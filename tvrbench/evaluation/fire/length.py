@@ -122,7 +122,7 @@ def outcomes_table(payload: dict, title: str, bin_name: str) -> Table:
 def two_model_outcomes(scores: dict[str, np.ndarray], judgments, metric: str, values: np.ndarray, edges: np.ndarray,
                        settings: FireConfig, figure_stem: str, figure_title: str, xlabel: str) -> TwoModelOutcomes:
     """Both / only A / only B / neither per bin of ``values`` for the two models of ``scores`` (a query counts as
-    right when ``metric`` > 0), and how its figures are named, titled and their x axis labelled."""
+    right when ``metric``, a name as the engine's results key it, is > 0), and how its figures are named, titled and their x axis labelled."""
     (name_a, a), (name_b, b) = scores.items()
     result_a, result_b = (settings.evaluate(matrix, judgments, [metric]) for matrix in (a, b))
     tables = {
@@ -130,7 +130,7 @@ def two_model_outcomes(scores: dict[str, np.ndarray], judgments, metric: str, va
         "original": outcomes_by_bin(values, result_a.original.per_query[metric] > 0,
                                     result_b.original.per_query[metric] > 0, edges),
     }
-    return TwoModelOutcomes(name_a, name_b, metric, tables, Signature.parse(str(result_a.signature)), figure_stem,
+    return TwoModelOutcomes(name_a, name_b, metric, tables, result_a.signature, figure_stem,
                             figure_title, xlabel)
 
 
@@ -171,12 +171,13 @@ def length_analysis(scores: dict[str, np.ndarray], judgments, captions, settings
     opts = settings.length
     name_a, name_b = scores
     lengths = caption_lengths(captions.texts, opts.unit)
-    outcomes = two_model_outcomes(scores, judgments, opts.metric, lengths, bin_edges(lengths, opts.bin_width), settings,
+    metric = settings.metric_name(opts.metric)
+    outcomes = two_model_outcomes(scores, judgments, metric, lengths, bin_edges(lengths, opts.bin_width), settings,
                                   "fig3_outcomes_by_length",
-                                  f"{dataset}: {opts.metric} of {name_a} and {name_b} by caption length",
+                                  f"{dataset}: {metric} of {name_a} and {name_b} by caption length",
                                   f"Caption length ({opts.unit})")
     signature = analysis_signature("fire-length", sources, ["queries", "videos", "fire"],
-                                   {"metric": opts.metric, "unit": opts.unit, "bin_width": opts.bin_width,
+                                   {"metric": metric, "unit": opts.unit, "bin_width": opts.bin_width,
                                     "engine": outcomes.engine.nested()})
     positives = np.asarray(judgments.positive.sum(axis=1)).ravel()
     return LengthResult(dataset, caption_lengths(captions.texts, "words"), positives, opts.unit, outcomes, signature)

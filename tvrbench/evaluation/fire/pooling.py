@@ -63,10 +63,10 @@ class PoolingResult(TablesOfJson):
 
     @property
     def signatures(self) -> dict[tuple[str, str], Signature]:
-        return {(row["model"], row["labels"]): Signature.parse(row["signature"]) for row in self.long_rows}
+        return {(row["model"], row["labels"]): row["signature"] for row in self.long_rows}
 
     def to_json(self) -> dict:
-        return {"rows": self.long_rows}
+        return {"rows": [{**row, "signature": str(row["signature"])} for row in self.long_rows]}
 
 
 def pooling_analysis(scores: dict, captions, video_ids, fire, settings: FireConfig | None = None) -> PoolingResult:

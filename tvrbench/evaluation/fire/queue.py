@@ -113,18 +113,19 @@ def queue_analysis(scores: np.ndarray, judgments, captions, video_ids, settings:
     (every query with ``all_queries``)."""
     settings = settings or FireConfig()
     opts, boot = settings.queue, settings.bootstrap
-    per_query = settings.evaluate(scores, judgments, [opts.metric]).per_query[opts.metric]
-    by_size = bootstrap_differences({opts.metric: per_query}, boot.sizes, boot.resamples, boot.seed, boot.confidence,
-                                    boot.chunk_elements)[opts.metric]
+    metric = settings.metric_name(opts.metric)
+    per_query = settings.evaluate(scores, judgments, [metric]).per_query[metric]
+    by_size = bootstrap_differences({metric: per_query}, boot.sizes, boot.resamples, boot.seed, boot.confidence,
+                                    boot.chunk_elements)[metric]
     needed = queries_for_difference(by_size, opts.effect_size)
     chosen = build_queue(scores, judgments, opts.k, None if all_queries else needed, boot.seed)
     summary = {
-        "model": model, "k": opts.k, "metric": opts.metric, "effect_size": opts.effect_size,
+        "model": model, "k": opts.k, "metric": metric, "effect_size": opts.effect_size,
         "queries_needed": needed, "queries_queued": len(chosen.selected_queries), "queries_total": len(captions),
         "pairs_queued": len(chosen), f"judged_at_{opts.k}_before": chosen.judged_before,
         f"judged_at_{opts.k}_after": chosen.judged_after,
     }
     signature = analysis_signature("fire-queue", sources, ["queries", "videos", "fire"],
-                                   {"k": opts.k, "metric": opts.metric, "effect_size": opts.effect_size,
+                                   {"k": opts.k, "metric": metric, "effect_size": opts.effect_size,
                                     "sizes": boot.sizes, "resamples": boot.resamples, "seed": boot.seed})
     return QueueResult(model, queue_records(chosen, scores, captions, video_ids, model), summary, signature)

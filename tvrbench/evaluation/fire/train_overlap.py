@@ -106,11 +106,12 @@ def train_overlap_analysis(test_captions, train_captions, settings: FireConfig |
     if scores:
         name_a, name_b = scores
         edges = np.round(np.arange(0.0, 1.0 + opts.bin_width / 2, opts.bin_width), 10)
+        metric = settings.metric_name(opts.metric)
         figure8 = two_model_outcomes(
-            scores, judgments, opts.metric, similarity, edges, settings, "fig8_outcomes_by_train_similarity",
-            f"{dataset}: {opts.metric} of {name_a} and {name_b} by train-test similarity",
+            scores, judgments, metric, similarity, edges, settings, "fig8_outcomes_by_train_similarity",
+            f"{dataset}: {metric} of {name_a} and {name_b} by train-test similarity",
             f"Mean similarity of the {opts.top} closest train captions (character {opts.ngram}-gram TF-IDF)")
-        fields.update({"metric": opts.metric, "bin_width": opts.bin_width, "engine": figure8.engine.nested()})
+        fields.update({"metric": metric, "bin_width": opts.bin_width, "engine": figure8.engine.nested()})
     signature = analysis_signature("fire-overlap-train", sources, ["queries", "train", "fire"], fields,
                                    libraries=("numpy", "scipy", "scikit-learn"))
     return TrainOverlapResult(test_captions.caption_ids, similarity, length_correlations(similarity, test_captions.texts),
