@@ -77,7 +77,7 @@ def config_name(kind: str, name: str | None, path: Path) -> str:
 def _sidecar(path: Path) -> dict:
     """The sidecar of output ``path`` (empty when none), its signature read as a
     :class:`~tvrbench.signature.Signature`."""
-    sidecar = _sidecar(path)
+    sidecar = read_sidecar(path)
     if "signature" in sidecar:
         sidecar["signature"] = _recorded_signature(sidecar["signature"], sidecar_path(path))
     return sidecar

@@ -18,7 +18,6 @@ import argparse
 import csv
 import hashlib
 import io
-import json
 from pathlib import Path
 
 import numpy as np
