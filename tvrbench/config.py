@@ -1,8 +1,9 @@
 """Settings files: defaults live in pydantic models; ``configs/*.yaml`` are commented copies.
 
-``load_settings(Model, path)`` reads a YAML file with ``yaml.safe_load`` and validates it against the
-model: an unknown key, a wrong type or a value out of range is an :class:`InputError` naming the
-file and the key.
+``load_settings(Model, path, **overrides)`` reads a YAML file with ``yaml.safe_load``, lays the
+command line's values over it and validates the whole against the model: an unknown key, a wrong
+type or a value out of range is an :class:`InputError` naming the file (or ``settings``, for a
+value given on the command line) and the key. Every command merges its settings this one way.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ class Settings(BaseModel):
 S = TypeVar("S", bound=Settings)
 
 
-def load_settings(model: type[S], path: str | Path | None, **overrides) -> S:
-    """Defaults of ``model``, updated by the YAML file at ``path`` and then by non-None overrides."""
+def load_settings(model: type[S], path: str | Path | None, section: str | None = None, **overrides) -> S:
+    """Defaults of ``model``, updated by the YAML file at ``path`` and then by the non-None
+    ``overrides`` (into the settings' ``section`` when given); a mapping merges into the mapping it updates."""
     values: dict = {}
     if path is not None:
         path = Path(path)
@@ -46,10 +48,30 @@ def load_settings(model: type[S], path: str | Path | None, **overrides) -> S:
         if loaded is not None and not isinstance(loaded, dict):
             raise InputError(path, "expected a mapping of setting names to values")
         values.update(loaded or {})
-    values.update({key: value for key, value in overrides.items() if value is not None})
+    given = {key: value for key, value in overrides.items() if value is not None}
+    given = {section: given} if section and given else given
+    _merge(values, given)
     try:
         return model(**values)
     except ValidationError as error:
         first = error.errors()[0]
         key = ".".join(str(part) for part in first["loc"]) or "settings"
-        raise InputError(path or "settings", f"{key}: {first['msg']}") from None
+        raise InputError("settings" if path is None or _holds(given, first["loc"]) else path, f"{key}: {first['msg']}") from None
+
+
+def _merge(values: dict, updates: dict) -> None:
+    for key, value in updates.items():
+        if isinstance(value, dict) and isinstance(values.get(key), dict):
+            _merge(values[key], value)
+        else:
+            values[key] = value
+
+
+def _holds(given: dict, location: tuple) -> bool:
+    """Whether the command line gave the value at ``location`` (else it came from the file)."""
+    node = given
+    for part in location:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return bool(location)

@@ -49,9 +49,7 @@ def gender(
     from tvrbench.generators import gender_contrasts
     from tvrbench.generators.config import GenderConfig, load_config
 
-    settings = load_config(config, GenderConfig)
-    if seed is not None:
-        settings = settings.model_copy(update={"seed": seed})
+    settings = load_config(config, GenderConfig, seed=seed)
     with dask_client(workers, scheduler) as client:
         _, sidecar = gender_contrasts(reading.read(captions), out, settings, client)
     _report(out, sidecar)
@@ -75,9 +73,7 @@ def person_id(
     from tvrbench.generators import id_contrasts
     from tvrbench.generators.config import PersonIdConfig, load_config
 
-    settings = load_config(config, PersonIdConfig)
-    if seed is not None:
-        settings = settings.model_copy(update={"seed": seed})
+    settings = load_config(config, PersonIdConfig, seed=seed)
     train = reading.read(train_captions, filter_videos=False) if train_captions else None
     with dask_client(workers, scheduler) as client:
         _, sidecar = id_contrasts(reading.read(captions), characters, out, settings, train, client)
@@ -104,22 +100,12 @@ def verb(
     from tvrbench.generators import verb_contrasts
     from tvrbench.generators.config import VerbConfig, load_config
 
-    settings = load_config(config, VerbConfig)
     if generator is not None and generator not in ("wordnet", "t5"):
         raise InputError(None, f"unknown --generator {generator!r}; choose wordnet or t5")
-    update: dict = {}
-    if model is not None:
-        if generator == "wordnet":
-            raise InputError(None, "--model names a T5 model; it cannot go with --generator wordnet")
-        update["t5"] = settings.t5.model_copy(update={"model": model})
-        generator = "t5"
-    if generator is not None:
-        update["generator"] = generator
-    if lm is not None:
-        update["lm"] = lm
-    if seed is not None:
-        update["seed"] = seed
-    settings = settings.model_copy(update=update)
+    if model is not None and generator == "wordnet":
+        raise InputError(None, "--model names a T5 model; it cannot go with --generator wordnet")
+    settings = load_config(config, VerbConfig, generator="t5" if model is not None else generator, lm=lm, seed=seed,
+                           t5=None if model is None else {"model": model})
     train = reading.read(train_captions, filter_videos=False) if train_captions else None
     with dask_client(workers, scheduler) as client:
         _, sidecar = verb_contrasts(reading.read(captions), out, settings, train, client)

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
-import pydantic
 import typer
 
 from tvrbench.errors import InputError
@@ -71,19 +70,13 @@ def reads_captions(command):
 def read_fire_settings(config: Optional[Path], section: str | None = None, **overrides):
     """The FIRE settings (``configs/fire.yaml`` or the defaults) with the command-line values that were
     given laid over them (or over their ``section``)."""
-    from tvrbench.evaluation.fire.config import load_config
+    from tvrbench.config import load_settings
+    from tvrbench.evaluation.fire.config import FireConfig
 
-    settings = load_config(config)
-    target = getattr(settings, section) if section else settings
-    given = {key: value for key, value in overrides.items() if value is not None}
-    try:
-        updated = type(target).model_validate({**target.model_dump(), **given})
-    except pydantic.ValidationError as error:
-        first = error.errors()[0]
-        raise InputError(None, f"option {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
-    final = settings.model_copy(update={section: updated}) if section else updated
-    _check_metrics([*getattr(updated, "metrics", ()), *filter(None, [getattr(updated, "metric", None)])], final.ap)
-    return final
+    settings = load_settings(FireConfig, config, section, **overrides)
+    updated = getattr(settings, section) if section else settings
+    _check_metrics([*getattr(updated, "metrics", ()), *filter(None, [getattr(updated, "metric", None)])], settings.ap)
+    return settings
 
 
 def _check_metrics(names: list[str], ap: str) -> None:

@@ -20,13 +20,7 @@ app.add_typer(mc, name="mc")
 def _settings(config: Optional[Path], seed: Optional[int], same_movie: bool = False):
     from tvrbench.generators.config import MCConfig, load_config
 
-    settings = load_config(config, MCConfig)
-    update: dict = {}
-    if seed is not None:
-        update["seed"] = seed
-    if same_movie:
-        update["negatives_from"] = "same_movie"
-    return settings.model_copy(update=update)
+    return load_config(config, MCConfig, seed=seed, negatives_from="same_movie" if same_movie else None)
 
 
 @mc.command()

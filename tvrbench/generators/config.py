@@ -133,6 +133,7 @@ class MCConfig(Settings):
 SettingsT = TypeVar("SettingsT", bound=Settings)
 
 
-def load_config(path: str | Path | None, model: type[SettingsT]) -> SettingsT:
-    """Defaults, or a YAML file validated against them (InputError names the file and the key)."""
-    return load_settings(model, path)
+def load_config(path: str | Path | None, model: type[SettingsT], **overrides) -> SettingsT:
+    """Defaults, or a YAML file, with the command line's non-None ``overrides`` over them, validated
+    (InputError names the file and the key)."""
+    return load_settings(model, path, **overrides)
