@@ -89,17 +89,30 @@ def main() -> None:
     largest = max(float(np.max(np.abs(fast[m][s].differences - slow[m][s]))) for m in RATES for s in sizes)
     p95 = {m: {str(s): fast[m][s].quantile for s in sizes} for m in RATES}
     result = {
-        "queries": args.queries, "sizes": list(sizes), "resamples": args.resamples, "seed": args.seed,
-        "metrics": list(RATES), "vectorized_seconds": round(vectorized_seconds, 3), "loop_seconds": round(loop_seconds, 3),
-        "speedup": round(loop_seconds / vectorized_seconds, 1), "max_abs_difference_vs_loop": largest,
+        "queries": args.queries,
+        "sizes": list(sizes),
+        "resamples": args.resamples,
+        "seed": args.seed,
+        "metrics": list(RATES),
+        "vectorized_seconds": round(vectorized_seconds, 3),
+        "loop_seconds": round(loop_seconds, 3),
+        "speedup": round(loop_seconds / vectorized_seconds, 1),
+        "max_abs_difference_vs_loop": largest,
         "vectorized_peak_mib": round(peak / 2**20, 1),
-        "end_to_end_seconds_with_engine_670_videos": round(end_to_end_seconds, 3), "p95": p95,
-        "machine": {"python": platform.python_version(), "numpy": np.__version__, "cpus": os.cpu_count(),
-                    "load_average_1min": round(os.getloadavg()[0], 2)},
+        "end_to_end_seconds_with_engine_670_videos": round(end_to_end_seconds, 3),
+        "p95": p95,
+        "machine": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "cpus": os.cpu_count(),
+            "load_average_1min": round(os.getloadavg()[0], 2),
+        },
     }
     print(f"{args.queries:,} queries, sizes {sizes}, {args.resamples:,} resamples, {len(RATES)} metrics")
-    print(f"vectorized {vectorized_seconds:.2f} s (peak {peak / 2**20:.1f} MiB) | loop {loop_seconds:.2f} s | "
-          f"{loop_seconds / vectorized_seconds:.1f}x | max |difference| {largest:.1e}")
+    print(
+        f"vectorized {vectorized_seconds:.2f} s (peak {peak / 2**20:.1f} MiB) | loop {loop_seconds:.2f} s | "
+        f"{loop_seconds / vectorized_seconds:.1f}x | max |difference| {largest:.1e}"
+    )
     print(f"end to end with the engine (scores {args.queries:,} x {VIDEOS}): {end_to_end_seconds:.2f} s")
     for metric in RATES:
         print(f"  {metric} p95: " + ", ".join(f"N={s}: {p95[metric][str(s)]:.4f}" for s in sizes))

@@ -85,9 +85,14 @@ def timed(argv: list[str], env: dict[str, str], repeat: int, before=None) -> dic
         if before is not None:
             before()
         runs.append(run(argv, env))
-    return {"seconds": statistics.median(r["seconds"] for r in runs), "first_seconds": runs[0]["seconds"],
-            "runs": [round(r["seconds"], 3) for r in runs], "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
-            "stdout": runs[-1]["stdout"], "stderr": runs[-1]["stderr"]}
+    return {
+        "seconds": statistics.median(r["seconds"] for r in runs),
+        "first_seconds": runs[0]["seconds"],
+        "runs": [round(r["seconds"], 3) for r in runs],
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+        "stdout": runs[-1]["stdout"],
+        "stderr": runs[-1]["stderr"],
+    }
 
 
 # --------------------------------------------------------------------------- inputs
@@ -104,14 +109,33 @@ def write_fire(path: Path, texts: list[str], videos: list[str], video_ids: list[
     """Four labelled pairs per caption, other videos at random, the first relevant."""
     others = rng.integers(0, len(video_ids), size=(len(texts), 4))
     annotations = [
-        {"annotator_ids": [1], "label": "relevant" if k == 0 else "irrelevant", "video_id": video_ids[v], "query": text,
-         "annotator_labels": ["relevant" if k == 0 else "irrelevant"], "response_ids": [i], "queue_ids": [i],
-         "models": ["model_a"], "dataset": "BENCH"}
-        for i, (text, own, row) in enumerate(zip(texts, videos, others)) for k, v in enumerate(row) if video_ids[v] != own
+        {
+            "annotator_ids": [1],
+            "label": "relevant" if k == 0 else "irrelevant",
+            "video_id": video_ids[v],
+            "query": text,
+            "annotator_labels": ["relevant" if k == 0 else "irrelevant"],
+            "response_ids": [i],
+            "queue_ids": [i],
+            "models": ["model_a"],
+            "dataset": "BENCH",
+        }
+        for i, (text, own, row) in enumerate(zip(texts, videos, others))
+        for k, v in enumerate(row)
+        if video_ids[v] != own
     ]
-    header = {"disagreements": [], "source_ds": "bench_cli", "source_data_md5": "", "source_annotator_map_md5": "",
-              "created_ds": "2026-01-01 00:00:00", "email": "", "creator": "bench_cli.py", "website": "",
-              "license": "CC0-1.0", "datasets": ["BENCH"]}
+    header = {
+        "disagreements": [],
+        "source_ds": "bench_cli",
+        "source_data_md5": "",
+        "source_annotator_map_md5": "",
+        "created_ds": "2026-01-01 00:00:00",
+        "email": "",
+        "creator": "bench_cli.py",
+        "website": "",
+        "license": "CC0-1.0",
+        "datasets": ["BENCH"],
+    }
     path.write_text(json.dumps({"annotations": annotations, **header}), encoding="utf-8")
 
 
@@ -126,8 +150,13 @@ def write_scores(path: Path, videos: list[str], video_ids: list[str], seed: int)
 def inputs(size: str, folder: Path) -> dict[str, Path]:
     """The files of one size: captions, videos, two score matrices, FIRE labels."""
     if size == "sample":
-        return {"captions": SAMPLE / "captions.csv", "videos": SAMPLE / "videos.txt", "fire": SAMPLE / "fire.json",
-                "scores_a": SAMPLE / "scores_strong.npy", "scores_b": SAMPLE / "scores_genderblind.npy"}
+        return {
+            "captions": SAMPLE / "captions.csv",
+            "videos": SAMPLE / "videos.txt",
+            "fire": SAMPLE / "fire.json",
+            "scores_a": SAMPLE / "scores_strong.npy",
+            "scores_b": SAMPLE / "scores_genderblind.npy",
+        }
     if size == "1k":
         from tvrbench.io.captions import read_captions
 
@@ -139,8 +168,13 @@ def inputs(size: str, folder: Path) -> dict[str, Path]:
         texts = generated_captions(59_800)
         videos = [f"video{i // 20}" for i in range(len(texts))]
     video_ids = list(dict.fromkeys(videos))
-    files = {"captions": folder / "captions.csv", "videos": folder / "videos.txt", "fire": folder / "fire.json",
-             "scores_a": folder / "scores_a.npy", "scores_b": folder / "scores_b.npy"}
+    files = {
+        "captions": folder / "captions.csv",
+        "videos": folder / "videos.txt",
+        "fire": folder / "fire.json",
+        "scores_a": folder / "scores_a.npy",
+        "scores_b": folder / "scores_b.npy",
+    }
     write_captions(files["captions"], texts, videos)
     files["videos"].write_text("".join(f"{v}\n" for v in video_ids), encoding="utf-8")
     write_fire(files["fire"], texts, videos, video_ids, np.random.default_rng(1))
@@ -159,13 +193,7 @@ def reference_child(proxy: str, level: str, captions: str, max_pairs: int, max_c
     returns the seconds of both stages and the factors that scale them to the whole input."""
     import nltk
     from nltk.translate.meteor_score import single_meteor_score
-    from test_proxies import (
-        reference_iou,
-        reference_non_stop,
-        reference_pos,
-        reference_synsets,
-        reference_video_sets,
-    )
+    from test_proxies import reference_iou, reference_non_stop, reference_pos, reference_synsets, reference_video_sets
 
     from tvrbench.io.captions import read_captions
     from tvrbench.resources import cache_dir, spacy_package_for, wordnet
@@ -192,8 +220,12 @@ def reference_child(proxy: str, level: str, captions: str, max_pairs: int, max_c
                     break
             if calls >= budget:
                 break
-        return {"prepare_seconds": 0.0, "prepare_scale": 1.0, "loop_seconds": time.perf_counter() - started,
-                "loop_scale": sum(map(len, row_refs)) * len(texts) / calls}
+        return {
+            "prepare_seconds": 0.0,
+            "prepare_scale": 1.0,
+            "loop_seconds": time.perf_counter() - started,
+            "loop_scale": sum(map(len, row_refs)) * len(texts) / calls,
+        }
     import spacy
 
     nlp = spacy.load(spacy_package_for("en_core_web_sm"))
@@ -204,8 +236,11 @@ def reference_child(proxy: str, level: str, captions: str, max_pairs: int, max_c
     else:
         docs = [nlp(t) for t in prepared]
         tags = (("VERB", "v"), ("NOUN", "n"))
-        columns = ([[reference_pos(d, tag) for d in docs] for tag, _ in tags] if proxy == "pos" else
-                   [[reference_synsets(t, reference_pos(d, tag), p) for t, d in zip(prepared, docs)] for tag, p in tags])
+        columns = (
+            [[reference_pos(d, tag) for d in docs] for tag, _ in tags]
+            if proxy == "pos"
+            else [[reference_synsets(t, reference_pos(d, tag), p) for t, d in zip(prepared, docs)] for tag, p in tags]
+        )
     prepare_seconds = time.perf_counter() - started
     columns = [[column[i % len(prepared)] for i in range(len(texts))] for column in columns]
     row_sets = columns if level == "caption" else [reference_video_sets(column, owners)[1] for column in columns]
@@ -216,20 +251,34 @@ def reference_child(proxy: str, level: str, captions: str, max_pairs: int, max_c
         for v1 in values_1[:rows]:
             for v2 in values_2:
                 reference_iou(set(v1), set(v2))
-    return {"prepare_seconds": prepare_seconds, "prepare_scale": len(texts) / len(prepared),
-            "loop_seconds": time.perf_counter() - started, "loop_scale": n_rows / rows}
+    return {
+        "prepare_seconds": prepare_seconds,
+        "prepare_scale": len(texts) / len(prepared),
+        "loop_seconds": time.perf_counter() - started,
+        "loop_scale": n_rows / rows,
+    }
 
 
 def reference(proxy: str, level: str, captions: Path, args, env: dict[str, str]) -> dict:
     """The reference process, timed like a command; its sampled stages scaled to the whole input."""
-    argv = [sys.executable, __file__, "--reference-child", f"{proxy}:{level}:{args.reference_pairs}:{args.reference_captions}",
-            "--captions", str(captions)]
+    argv = [
+        sys.executable,
+        __file__,
+        "--reference-child",
+        f"{proxy}:{level}:{args.reference_pairs}:{args.reference_captions}",
+        "--captions",
+        str(captions),
+    ]
     result = run(argv, env)
     child = json.loads(result["stdout"].strip().splitlines()[-1])
-    seconds = (result["seconds"] + child["prepare_seconds"] * (child["prepare_scale"] - 1)
-               + child["loop_seconds"] * (child["loop_scale"] - 1))
-    return {"seconds": seconds, "peak_rss_mb": result["peak_rss_mb"], "process_seconds": result["seconds"],
-            "extrapolated": child["prepare_scale"] > 1 or child["loop_scale"] > 1, **child}
+    seconds = result["seconds"] + child["prepare_seconds"] * (child["prepare_scale"] - 1) + child["loop_seconds"] * (child["loop_scale"] - 1)
+    return {
+        "seconds": seconds,
+        "peak_rss_mb": result["peak_rss_mb"],
+        "process_seconds": result["seconds"],
+        "extrapolated": child["prepare_scale"] > 1 or child["loop_scale"] > 1,
+        **child,
+    }
 
 
 # --------------------------------------------------------------------------- the commands
@@ -240,42 +289,121 @@ def commands(size: str, files: dict[str, Path], out: Path, full_meteor: bool) ->
     proxy's (proxy, level) or None."""
     q, v, fire = str(files["captions"]), str(files["videos"]), str(files["fire"])
     a, b = str(files["scores_a"]), str(files["scores_b"])
-    floor = lambda *paths: [sys.executable, "-c", FLOOR, *paths]
+
+    def floor(*paths: str) -> list[str]:
+        return [sys.executable, "-c", FLOOR, *paths]
+
     bootstrap = ("--sizes", "20,50,100", "--resamples", "2000") if size == "sample" else ()
     listed = [
-        ("evaluate", ["evaluate", "--queries", q, "--videos", v, "--scores", a, "--json", f"{out}/eval.json",
-                      "--metrics", EVALUATE_METRICS], floor(a)),
-        ("evaluate --fire", ["evaluate", "--queries", q, "--videos", v, "--scores", a, "--fire", fire,
-                             "--json", f"{out}/eval_fire.json"], floor(a)),
-        ("fire agreement", ["fire", "agreement", "--fire", fire, "--json", f"{out}/agreement.json"],
-         [sys.executable, "-c", FIRE_FLOOR, fire]),
-        ("fire compare", ["fire", "compare", "--queries", q, "--videos", v, "--scores", f"a={a}", "--scores", f"b={b}",
-                          "--fire", fire, "--json", f"{out}/compare.json"], floor(a, b)),
-        ("fire bootstrap", ["fire", "bootstrap", "--queries", q, "--videos", v, "--scores", a, "--fire", fire,
-                            *bootstrap, "--json", f"{out}/bootstrap.json"], floor(a)),
+        (
+            "evaluate",
+            ["evaluate", "--queries", q, "--videos", v, "--scores", a, "--json", f"{out}/eval.json", "--metrics", EVALUATE_METRICS],
+            floor(a),
+        ),
+        ("evaluate --fire", ["evaluate", "--queries", q, "--videos", v, "--scores", a, "--fire", fire, "--json", f"{out}/eval_fire.json"], floor(a)),
+        ("fire agreement", ["fire", "agreement", "--fire", fire, "--json", f"{out}/agreement.json"], [sys.executable, "-c", FIRE_FLOOR, fire]),
+        (
+            "fire compare",
+            [
+                "fire",
+                "compare",
+                "--queries",
+                q,
+                "--videos",
+                v,
+                "--scores",
+                f"a={a}",
+                "--scores",
+                f"b={b}",
+                "--fire",
+                fire,
+                "--json",
+                f"{out}/compare.json",
+            ],
+            floor(a, b),
+        ),
+        (
+            "fire bootstrap",
+            ["fire", "bootstrap", "--queries", q, "--videos", v, "--scores", a, "--fire", fire, *bootstrap, "--json", f"{out}/bootstrap.json"],
+            floor(a),
+        ),
     ]
     for level in ("caption", "video"):
         for proxy in ("bow", "pos", "syn", "met"):
             if size == "full" and (level == "caption" or (proxy == "met" and not full_meteor)):
                 continue
-            listed.append((f"proxies {proxy} {level}", ["proxies", "--captions", q, "--proxy", proxy, "--level", level,
-                                                        "--out", f"{out}/{proxy}_{level}.npy"], (proxy, level)))
+            listed.append(
+                (
+                    f"proxies {proxy} {level}",
+                    ["proxies", "--captions", q, "--proxy", proxy, "--level", level, "--out", f"{out}/{proxy}_{level}.npy"],
+                    (proxy, level),
+                )
+            )
     if size != "full":
         listed += [
             ("contrast gender", ["contrast", "gender", "--captions", q, "--out", f"{out}/gender.jsonl"], None),
             ("contrast verb", ["contrast", "verb", "--captions", q, "--out", f"{out}/verb.jsonl"], None),
-            ("mc build", ["mc", "build", "--captions", q, "--kind", "gender", "--contrast", f"{out}/gender.jsonl",
-                          "--out", f"{out}/gender.tsv"], None),
-            ("mc score blind", ["mc", "score", "--mc", f"{out}/gender.tsv", "--scorer", "blind", "--captions", q,
-                                "--json", f"{out}/blind.json"], None),
+            (
+                "mc build",
+                ["mc", "build", "--captions", q, "--kind", "gender", "--contrast", f"{out}/gender.jsonl", "--out", f"{out}/gender.tsv"],
+                None,
+            ),
+            (
+                "mc score blind",
+                ["mc", "score", "--mc", f"{out}/gender.tsv", "--scorer", "blind", "--captions", q, "--json", f"{out}/blind.json"],
+                None,
+            ),
             ("mc score lm", ["mc", "score", "--mc", f"{out}/gender.tsv", "--scorer", "lm", "--json", f"{out}/lm.json"], None),
-            ("publish", ["publish", "--out", f"{out}/dataset", "--mc", f"mc_gender={out}/gender.tsv",
-                         "--contrast", f"contrast_gender={out}/gender.jsonl", "--relevance", f"relevance_syn={out}/syn_video.npy",
-                         "--relevance-form", "top-k", "--top-k", "10", "--fire", f"qrels_fire={fire}", "--queries", q,
-                         "--results", f"results={out}/eval_fire.json", "--license", "cc0-1.0"], None),
-            ("report", ["report", "--out", f"{out}/report.html", "--results", f"model_a={out}/eval_fire.json",
-                        "--queries", q, "--videos", v, "--scores", f"a={a}", "--fire", fire,
-                        "--relevance", f"{out}/syn_video.npy", "--mc", f"gender={out}/gender.tsv"], None),
+            (
+                "publish",
+                [
+                    "publish",
+                    "--out",
+                    f"{out}/dataset",
+                    "--mc",
+                    f"mc_gender={out}/gender.tsv",
+                    "--contrast",
+                    f"contrast_gender={out}/gender.jsonl",
+                    "--relevance",
+                    f"relevance_syn={out}/syn_video.npy",
+                    "--relevance-form",
+                    "top-k",
+                    "--top-k",
+                    "10",
+                    "--fire",
+                    f"qrels_fire={fire}",
+                    "--queries",
+                    q,
+                    "--results",
+                    f"results={out}/eval_fire.json",
+                    "--license",
+                    "cc0-1.0",
+                ],
+                None,
+            ),
+            (
+                "report",
+                [
+                    "report",
+                    "--out",
+                    f"{out}/report.html",
+                    "--results",
+                    f"model_a={out}/eval_fire.json",
+                    "--queries",
+                    q,
+                    "--videos",
+                    v,
+                    "--scores",
+                    f"a={a}",
+                    "--fire",
+                    fire,
+                    "--relevance",
+                    f"{out}/syn_video.npy",
+                    "--mc",
+                    f"gender={out}/gender.tsv",
+                ],
+                None,
+            ),
         ]
     return listed
 
@@ -291,7 +419,10 @@ def bench_size(size: str, args, env: dict[str, str], home: Path) -> dict:
         n_videos = len(files["videos"].read_text(encoding="utf-8").split())
         report["shape"] = [n_captions, n_videos]
         report["matrix_mb"] = n_captions * n_videos * np.load(files["scores_a"], mmap_mode="r").dtype.itemsize / 2**20
-        cold_parses = lambda: shutil.rmtree(home / "parses", ignore_errors=True)
+
+        def cold_parses() -> None:
+            shutil.rmtree(home / "parses", ignore_errors=True)
+
         for name, arguments, ref in commands(size, files, work, args.full_meteor):
             if args.only and not any(name.startswith(prefix) for prefix in args.only.split(",")):
                 continue
@@ -316,14 +447,18 @@ def bench_size(size: str, args, env: dict[str, str], home: Path) -> dict:
             report[name] = row
             ratio = f", {row['ratio']:.2f}x the reference ({row['reference']['seconds']:.2f} s)" if "ratio" in row else ""
             steps = f" [{row['steps']}]" if "steps" in row else ""
-            print(f"{size} {name}: {row['seconds']:.2f} s (first {row['first_seconds']:.2f} s), "
-                  f"peak {row['peak_rss_mb']:.0f} MB{ratio}{steps}", flush=True)
+            print(
+                f"{size} {name}: {row['seconds']:.2f} s (first {row['first_seconds']:.2f} s), peak {row['peak_rss_mb']:.0f} MB{ratio}{steps}",
+                flush=True,
+            )
     return report
 
 
 def table(results: dict) -> str:
-    lines = ["| command | size | seconds (first run) | reference, seconds | ratio | peak RSS, MB (x the matrices read) |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| command | size | seconds (first run) | reference, seconds | ratio | peak RSS, MB (x the matrices read) |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for size in SIZES:
         entry = results.get("sizes", {}).get(size)
         if not entry:
@@ -354,8 +489,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per command (median); 1 for proxies at full size")
     parser.add_argument("--only", help="comma-separated command prefixes, e.g. evaluate,proxies bow")
     parser.add_argument("--reference-pairs", type=int, default=2_000_000, help="pairs (METEOR calls for met) the reference loop runs")
-    parser.add_argument("--reference-captions", type=int, default=5_000,
-                        help="captions the reference parses (and runs Lesk on); more are scaled from these")
+    parser.add_argument(
+        "--reference-captions", type=int, default=5_000, help="captions the reference parses (and runs Lesk on); more are scaled from these"
+    )
     parser.add_argument("--full-meteor", action="store_true", help="also METEOR at full size (~6 minutes, and its reference)")
     parser.add_argument("--reference-child", help=argparse.SUPPRESS)
     parser.add_argument("--captions", help=argparse.SUPPRESS)

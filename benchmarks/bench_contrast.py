@@ -100,7 +100,8 @@ def main() -> None:
         for record in records:
             verb["relations"][record["details"]["relation"]] += 1
         print(f"verb: coverage {100 * verb['coverage']:.1f} % of {verb['captions_with_verb']} captions with a verb; "
-              f"WordNet synonyms swapped in: {len(verb['synonym_swaps'])}; edits outside the verb phrase: {len(verb['edits_outside_the_phrase'])}")  # fmt: skip
+              f"WordNet synonyms swapped in: {len(verb['synonym_swaps'])}; "
+              f"edits outside the verb phrase: {len(verb['edits_outside_the_phrase'])}")  # fmt: skip
 
         mc = work / "verb_mc.tsv"
         cli("mc", "build", "--captions", str(MSRVTT), "--kind", "verb", "--contrast", str(work / "verb.jsonl"), "--out", str(mc))

@@ -54,10 +54,17 @@ def main() -> None:
         scratch = Path(scratch)
         runs = {name: run(scratch / name, scratch / "numba-cache") for name in ("cold", "warm")}
     for name, figures in runs.items():
-        print(f"{name}: {figures['wall_s']:.1f} s wall ({figures['ratio_to_budget']:.2f} of the {BUDGET_SECONDS:.0f} s budget), "
-              f"{figures['cpu_s']:.1f} s CPU, peak RSS {figures['peak_rss_mb']:.0f} MB, load {figures['load_average_before'][0]:.1f}")
-    payload = {"benchmark": "tvrbench demo on the embedded sample", "budget_s": BUDGET_SECONDS, "cpus": os.cpu_count(),
-               "python": platform.python_version(), "runs": runs}
+        print(
+            f"{name}: {figures['wall_s']:.1f} s wall ({figures['ratio_to_budget']:.2f} of the {BUDGET_SECONDS:.0f} s budget), "
+            f"{figures['cpu_s']:.1f} s CPU, peak RSS {figures['peak_rss_mb']:.0f} MB, load {figures['load_average_before'][0]:.1f}"
+        )
+    payload = {
+        "benchmark": "tvrbench demo on the embedded sample",
+        "budget_s": BUDGET_SECONDS,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "runs": runs,
+    }
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {RESULTS}")

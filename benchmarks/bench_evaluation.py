@@ -63,8 +63,9 @@ def with_judged_videos(judgments: Judgments, per_caption: int, seed: int = 1) ->
     rng = np.random.default_rng(seed)
     n_queries, n_videos = judgments.shape
     columns = rng.integers(0, n_videos, (n_queries, per_caption - 1))
-    irrelevant = sparse.csr_matrix((np.ones(columns.size, bool), (np.repeat(np.arange(n_queries), per_caption - 1), columns.ravel())),
-                                   shape=judgments.shape)
+    irrelevant = sparse.csr_matrix(
+        (np.ones(columns.size, bool), (np.repeat(np.arange(n_queries), per_caption - 1), columns.ravel())), shape=judgments.shape
+    )
     return Judgments.from_matrices(judgments.positive, irrelevant=irrelevant)
 
 
@@ -141,19 +142,26 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--peer-rows", type=int, default=1000)
     args = parser.parse_args()
-    report = {"signature": str(Signature({"bench": "evaluation", "python": platform.python_version()},
-                                          libraries=("numpy", "numba", "ranx", "ir_measures"))), "sizes": {}}
+    report = {
+        "signature": str(
+            Signature({"bench": "evaluation", "python": platform.python_version()}, libraries=("numpy", "numba", "ranx", "ir_measures"))
+        ),
+        "sizes": {},
+    }
     evaluate(*simulated(100, 50), metrics=METRICS)  # compile the kernels once, and the peers'
     for warm_up in (time_ranx, time_ir_measures):
         warm_up(*simulated(20, 30))
     for name, (n_queries, n_videos) in SIZES.items():
         scores, judgments = simulated(n_queries, n_videos)
         result = evaluate(scores, judgments, metrics=METRICS)
-        best = best_of_interleaved(args.repeat, {
-            "all": lambda: evaluate(scores, judgments, metrics=METRICS),
-            "t2v": lambda: evaluate(scores, judgments, metrics=T2V_METRICS),
-            "argmax": lambda: np.argmax(scores, axis=1),
-        })
+        best = best_of_interleaved(
+            args.repeat,
+            {
+                "all": lambda: evaluate(scores, judgments, metrics=METRICS),
+                "t2v": lambda: evaluate(scores, judgments, metrics=T2V_METRICS),
+                "argmax": lambda: np.argmax(scores, axis=1),
+            },
+        )
         ours, t2v_only, floor = best["all"], best["t2v"], best["argmax"]
         rows = min(args.peer_rows, n_queries)
         part_scores = np.ascontiguousarray(scores[:rows])
@@ -163,8 +171,12 @@ def main() -> None:
         for peer, function in (("ranx", time_ranx), ("ir_measures", time_ir_measures)):
             half, _ = best_of(1, lambda: function(part_scores[: rows // 2], Judgments.from_matrices(part.positive[: rows // 2])))
             seconds, _ = best_of(1, lambda: function(part_scores, part))
-            peers[peer] = {"seconds_on_peer_rows": seconds, "seconds_on_half": half,
-                           "linearity": seconds / (2 * half), "seconds_full_scaled": seconds * n_queries / rows}
+            peers[peer] = {
+                "seconds_on_peer_rows": seconds,
+                "seconds_on_half": half,
+                "linearity": seconds / (2 * half),
+                "seconds_full_scaled": seconds * n_queries / rows,
+            }
         fastest = min(p["seconds_full_scaled"] for p in peers.values())
         fastest_part = min(p["seconds_on_peer_rows"] for p in peers.values())
         entry = {
@@ -188,12 +200,15 @@ def main() -> None:
     scores, judgments = simulated(*SIZES["msvd"])
     for per_caption in JUDGED_PER_CAPTION:
         labelled = with_judged_videos(judgments, per_caption)
-        best = best_of_interleaved(args.repeat, {
-            "all": lambda: evaluate(scores, labelled, metrics=METRICS),
-            "argmax": lambda: np.argmax(scores, axis=1),
-        })
-        entry = {"shape": list(scores.shape), "tvrbench_seconds": best["all"], "argmax_seconds": best["argmax"],
-                 "ratio_to_argmax": best["all"] / best["argmax"]}
+        best = best_of_interleaved(
+            args.repeat, {"all": lambda: evaluate(scores, labelled, metrics=METRICS), "argmax": lambda: np.argmax(scores, axis=1)}
+        )
+        entry = {
+            "shape": list(scores.shape),
+            "tvrbench_seconds": best["all"],
+            "argmax_seconds": best["argmax"],
+            "ratio_to_argmax": best["all"] / best["argmax"],
+        }
         report["judged_per_caption"][str(per_caption)] = entry
         print(json.dumps({f"msvd, {per_caption} judged videos per caption": entry}, indent=2))
     RESULTS.parent.mkdir(exist_ok=True)

@@ -98,8 +98,10 @@ def main() -> None:
         "file": {**counts, "mb": round(counts["bytes"] / 2**20, 1), "seed": args.seed},
         "tvrbench": {key: round(ours[key], 2) for key in ("seconds", "load_seconds", "peak_rss_mb")},
         "reference": {key: round(reference[key], 2) for key in ("seconds", "peak_rss_mb")},
-        "ratios_tvrbench_over_reference": {"seconds": round(ours["seconds"] / reference["seconds"], 3),
-                                           "peak_rss": round(ours["peak_rss_mb"] / reference["peak_rss_mb"], 3)},
+        "ratios_tvrbench_over_reference": {
+            "seconds": round(ours["seconds"] / reference["seconds"], 3),
+            "peak_rss": round(ours["peak_rss_mb"] / reference["peak_rss_mb"], 3),
+        },
         "table": ours["table"],
         "load_average_1min": round(__import__("os").getloadavg()[0], 2),  # 2 cores shared: times vary with load
     }

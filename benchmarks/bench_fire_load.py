@@ -29,25 +29,87 @@ import numpy as np
 RESULTS = Path(__file__).parent / "results" / "fire_load.json"
 LOADERS = ("read_fire", "json.load")
 LABELS = ("relevant", "irrelevant")
-SUBJECTS = ("a man", "a woman", "a boy", "a girl", "two men", "a group of people", "a cat", "a dog", "someone",
-            "a child", "the chef", "a band", "a player", "an old man", "a young woman", "people")
-VERBS = ("is slicing", "is playing", "is riding", "is cooking", "is talking about", "is pouring", "is dancing with",
-         "is driving", "is singing", "is cutting", "is eating", "is running with", "is holding", "is peeling")
-OBJECTS = ("a tomato", "the guitar", "a horse", "some onions", "a car", "the piano", "a ball", "water", "a potato",
-           "an egg", "a motorcycle", "the baby", "a bottle", "a cucumber", "the drums", "a bowl of noodles")
-PLACES = ("", "", " in a kitchen", " on a stage", " on the road", " outside", " in a field", " at the beach",
-          " in front of a crowd", " on television")
+SUBJECTS = (
+    "a man",
+    "a woman",
+    "a boy",
+    "a girl",
+    "two men",
+    "a group of people",
+    "a cat",
+    "a dog",
+    "someone",
+    "a child",
+    "the chef",
+    "a band",
+    "a player",
+    "an old man",
+    "a young woman",
+    "people",
+)
+VERBS = (
+    "is slicing",
+    "is playing",
+    "is riding",
+    "is cooking",
+    "is talking about",
+    "is pouring",
+    "is dancing with",
+    "is driving",
+    "is singing",
+    "is cutting",
+    "is eating",
+    "is running with",
+    "is holding",
+    "is peeling",
+)
+OBJECTS = (
+    "a tomato",
+    "the guitar",
+    "a horse",
+    "some onions",
+    "a car",
+    "the piano",
+    "a ball",
+    "water",
+    "a potato",
+    "an egg",
+    "a motorcycle",
+    "the baby",
+    "a bottle",
+    "a cucumber",
+    "the drums",
+    "a bowl of noodles",
+)
+PLACES = (
+    "",
+    "",
+    " in a kitchen",
+    " on a stage",
+    " on the road",
+    " outside",
+    " in a field",
+    " at the beach",
+    " in front of a crowd",
+    " on television",
+)
 # Made-up queue ids (16 digits, like the release), one per (dataset, pooling model) queue.
-QUEUES = {("MSRVTT", "CLIP4CLIP"): 7301558214426090, ("MSRVTT", "SSB"): 7301558214426107,
-          ("MSRVTT", "CE"): 7301558214426124, ("MSVD", "CLIP4CLIP"): 7301558214426141,
-          ("MSVD", "CE"): 7301558214426158}
+QUEUES = {
+    ("MSRVTT", "CLIP4CLIP"): 7301558214426090,
+    ("MSRVTT", "SSB"): 7301558214426107,
+    ("MSRVTT", "CE"): 7301558214426124,
+    ("MSVD", "CLIP4CLIP"): 7301558214426141,
+    ("MSVD", "CE"): 7301558214426158,
+}
 
 
 def _captions(rng: np.random.Generator, count: int) -> list[str]:
     captions: dict[str, None] = {}
     while len(captions) < count:
-        text = (f"{SUBJECTS[rng.integers(len(SUBJECTS))]} {VERBS[rng.integers(len(VERBS))]} "
-                f"{OBJECTS[rng.integers(len(OBJECTS))]}{PLACES[rng.integers(len(PLACES))]}")
+        text = (
+            f"{SUBJECTS[rng.integers(len(SUBJECTS))]} {VERBS[rng.integers(len(VERBS))]} "
+            f"{OBJECTS[rng.integers(len(OBJECTS))]}{PLACES[rng.integers(len(PLACES))]}"
+        )
         if len(captions) % 3 == 0:  # make some longer and unique, as real captions are
             text += f" while the camera zooms in slowly {len(captions)}"
         captions[text] = None
@@ -98,16 +160,28 @@ def generate_fire(path: Path, n_labels: int, seed: int = 0) -> dict:
             else:
                 disagreements.append(record)
     payload = {
-        "annotations": annotations, "disagreements": disagreements, "source_ds": "2022-05-23",
-        "source_data_md5": "0" * 32, "source_annotator_map_md5": "f" * 32, "created_ds": "2022-06-01 12:00:00.000000",
-        "email": "bench@example.org", "creator": "tvrbench benchmark", "website": "https://example.org/",
-        "license": "CC0 (synthetic)", "datasets": ["MSVD", "MSRVTT"],
+        "annotations": annotations,
+        "disagreements": disagreements,
+        "source_ds": "2022-05-23",
+        "source_data_md5": "0" * 32,
+        "source_annotator_map_md5": "f" * 32,
+        "created_ds": "2022-06-01 12:00:00.000000",
+        "email": "bench@example.org",
+        "creator": "tvrbench benchmark",
+        "website": "https://example.org/",
+        "license": "CC0 (synthetic)",
+        "datasets": ["MSVD", "MSRVTT"],
     }
     with open(path, "w", encoding="utf-8") as out:
         json.dump(payload, out)
     n_individual = sum(len(r["annotator_labels"]) for r in annotations + disagreements)
-    return {"records": len(annotations) + len(disagreements), "annotations": len(annotations),
-            "disagreements": len(disagreements), "individual_labels": n_individual, "bytes": path.stat().st_size}
+    return {
+        "records": len(annotations) + len(disagreements),
+        "annotations": len(annotations),
+        "disagreements": len(disagreements),
+        "individual_labels": n_individual,
+        "bytes": path.stat().st_size,
+    }
 
 
 # Runs in a fresh interpreter: load the file one way, print time and memory as JSON. Peak RSS is
@@ -136,8 +210,7 @@ print(json.dumps({"seconds": seconds, "maxrss_bytes": int(status["VmHWM"].split(
 
 
 def measure(path: Path, how: str, trace: bool) -> dict:
-    done = subprocess.run([sys.executable, "-c", MEASURE, str(path), how, "trace" if trace else "plain"],
-                          check=True, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", MEASURE, str(path), how, "trace" if trace else "plain"], check=True, capture_output=True, text=True)
     return json.loads(done.stdout)
 
 
@@ -161,11 +234,13 @@ def main() -> None:
                 timed[how].append(measure(path, how, trace=False))  # time and RSS without tracemalloc
         for how in LOADERS:
             traced = measure(path, how, trace=True)
-            runs[how] = {"seconds": round(min(t["seconds"] for t in timed[how]), 2),
-                         "seconds_each": [round(t["seconds"], 2) for t in timed[how]],
-                         "maxrss_mb": round(max(t["maxrss_bytes"] for t in timed[how]) / 2**20, 1),
-                         "tracemalloc_peak_mb": round(traced["tracemalloc_peak_bytes"] / 2**20, 1),
-                         "records": traced["records"]}
+            runs[how] = {
+                "seconds": round(min(t["seconds"] for t in timed[how]), 2),
+                "seconds_each": [round(t["seconds"], 2) for t in timed[how]],
+                "maxrss_mb": round(max(t["maxrss_bytes"] for t in timed[how]) / 2**20, 1),
+                "tracemalloc_peak_mb": round(traced["tracemalloc_peak_bytes"] / 2**20, 1),
+                "records": traced["records"],
+            }
             print(how, runs[how], flush=True)
     ours, plain = runs["read_fire"], runs["json.load"]  # same machine state: compare these ratios
     report = {
@@ -176,9 +251,14 @@ def main() -> None:
             "maxrss": round(ours["maxrss_mb"] / plain["maxrss_mb"], 3),
             "tracemalloc_peak": round(ours["tracemalloc_peak_mb"] / plain["tracemalloc_peak_mb"], 3),
         },
-        "environment": {"python": platform.python_version(), "ijson": ijson.__version__, "ijson_backend": ijson.backend,
-                        "numpy": np.__version__, "cpus": os.cpu_count(),
-                        "load_average_1_5_15min_at_end": [round(x, 2) for x in os.getloadavg()]},
+        "environment": {
+            "python": platform.python_version(),
+            "ijson": ijson.__version__,
+            "ijson_backend": ijson.backend,
+            "numpy": np.__version__,
+            "cpus": os.cpu_count(),
+            "load_average_1_5_15min_at_end": [round(x, 2) for x in os.getloadavg()],
+        },
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -55,7 +55,7 @@ def generated_captions(n_captions: int, seed: int = 0) -> list[str]:
     drawn_lengths = rng.choice(lengths, size=n_captions)
     drawn_words = rng.choice(words, size=int(drawn_lengths.sum()), p=counts / counts.sum())
     ends = np.cumsum(drawn_lengths)
-    return [" ".join(drawn_words[end - length:end]) for end, length in zip(ends, drawn_lengths)]
+    return [" ".join(drawn_words[end - length : end]) for end, length in zip(ends, drawn_lengths)]
 
 
 def peak_rss_mb() -> float:
@@ -97,8 +97,12 @@ def small(meteor_pairs: int) -> dict:
     full = spacy.load(spacy_package_for("en_core_web_sm"))
     reference_parse_seconds, docs = timed(lambda: [full(t) for t in texts])
     cached_seconds, _ = timed(parse_captions, texts)
-    report["parse"] = {"ours_seconds": parse_seconds, "ours_from_cache_seconds": cached_seconds,
-                       "reference_seconds": reference_parse_seconds, "pipeline": parsed.pipeline}
+    report["parse"] = {
+        "ours_seconds": parse_seconds,
+        "ours_from_cache_seconds": cached_seconds,
+        "reference_seconds": reference_parse_seconds,
+        "pipeline": parsed.pipeline,
+    }
     print(f"parse: ours {parse_seconds:.2f} s (from cache {cached_seconds:.2f} s), reference full pipeline {reference_parse_seconds:.2f} s")
 
     reference_items = {
@@ -113,13 +117,21 @@ def small(meteor_pairs: int) -> dict:
         prepare_seconds, matrix = timed(build_proxy, parsed, proxy, wordnet=wn)
         matrix_seconds, got = timed(matrix.compute, np.float64, repeat=5)
         delta = float(np.abs(got - expected).max())
-        report[proxy] = {"reference_loop_seconds": reference_seconds, "reference_prepare_seconds": reference_prepare,
-                         "ours_prepare_seconds": prepare_seconds, "ours_matrix_seconds": matrix_seconds,
-                         "speedup_matrix": reference_seconds / matrix_seconds,
-                         "speedup_prepare_plus_matrix": (reference_seconds + reference_prepare) / (prepare_seconds + matrix_seconds),
-                         "max_abs_difference": delta, "pairs_compared": expected.size}
-        print(f"{proxy}: reference loop {reference_seconds:.3f} s, ours {matrix_seconds * 1e3:.2f} ms "
-              f"(prepare {prepare_seconds:.3f} s vs reference {reference_prepare:.3f} s): {reference_seconds / matrix_seconds:.0f}x, max |Δ| {delta:.1e}")
+        report[proxy] = {
+            "reference_loop_seconds": reference_seconds,
+            "reference_prepare_seconds": reference_prepare,
+            "ours_prepare_seconds": prepare_seconds,
+            "ours_matrix_seconds": matrix_seconds,
+            "speedup_matrix": reference_seconds / matrix_seconds,
+            "speedup_prepare_plus_matrix": (reference_seconds + reference_prepare) / (prepare_seconds + matrix_seconds),
+            "max_abs_difference": delta,
+            "pairs_compared": expected.size,
+        }
+        print(
+            f"{proxy}: reference loop {reference_seconds:.3f} s, ours {matrix_seconds * 1e3:.2f} ms "
+            f"(prepare {prepare_seconds:.3f} s vs reference {reference_prepare:.3f} s): {reference_seconds / matrix_seconds:.0f}x, "
+            f"max |Δ| {delta:.1e}"
+        )
 
     compile_started = time.perf_counter()
     matrix = build_proxy(texts, "met", wordnet=wn)
@@ -138,14 +150,22 @@ def small(meteor_pairs: int) -> dict:
         score = 1.0 if i == j else single_meteor_score(tokens[i], tokens[j], wordnet=wn)
         delta = max(delta, abs(score - got[i, j]))
     nltk_seconds = (time.perf_counter() - started) * all_pairs / len(pairs)
-    report["met"] = {"nltk_loop_seconds": nltk_seconds, "nltk_pairs_run": int(len(pairs)),
-                     "nltk_extrapolated": bool(len(pairs) < all_pairs), "ours_prepare_seconds": prepare_seconds,
-                     "ours_matrix_seconds": matrix_seconds, "ours_first_call_seconds_with_compile": first_call_seconds,
-                     "speedup_matrix": nltk_seconds / matrix_seconds,
-                     "speedup_prepare_plus_matrix": nltk_seconds / (prepare_seconds + matrix_seconds),
-                     "max_abs_difference": float(delta), "pairs_compared": int(len(pairs))}
-    print(f"met: NLTK loop {nltk_seconds:.1f} s ({len(pairs)} pairs run), ours {matrix_seconds:.2f} s + prepare {prepare_seconds:.2f} s: "
-          f"{nltk_seconds / matrix_seconds:.0f}x, max |Δ| {delta:.1e}")
+    report["met"] = {
+        "nltk_loop_seconds": nltk_seconds,
+        "nltk_pairs_run": int(len(pairs)),
+        "nltk_extrapolated": bool(len(pairs) < all_pairs),
+        "ours_prepare_seconds": prepare_seconds,
+        "ours_matrix_seconds": matrix_seconds,
+        "ours_first_call_seconds_with_compile": first_call_seconds,
+        "speedup_matrix": nltk_seconds / matrix_seconds,
+        "speedup_prepare_plus_matrix": nltk_seconds / (prepare_seconds + matrix_seconds),
+        "max_abs_difference": float(delta),
+        "pairs_compared": int(len(pairs)),
+    }
+    print(
+        f"met: NLTK loop {nltk_seconds:.1f} s ({len(pairs)} pairs run), ours {matrix_seconds:.2f} s + prepare {prepare_seconds:.2f} s: "
+        f"{nltk_seconds / matrix_seconds:.0f}x, max |Δ| {delta:.1e}"
+    )
     return report
 
 
@@ -177,26 +197,41 @@ def large_child(proxy: str, videos: int, meteor_videos: int, home: str) -> dict:
             for _ in matrix.blocks(start=matrix.shape[0] - rows):
                 pass
         matrix_seconds = time.perf_counter() - started
-    return {"shape": list(matrix.shape), "rows_computed": rows, "parse_seconds": matrix.seconds.get("parse", 0.0),
-            "prepare_seconds": matrix.seconds["prepare"], "build_seconds": built, "matrix_seconds": matrix_seconds,
-            "matrix_seconds_all_rows": matrix_seconds * matrix.shape[0] / rows, "extrapolated": rows < matrix.shape[0],
-            "rss_before_mb": baseline, "peak_rss_after_build_mb": peak_after_build, "peak_rss_mb": peak_rss_mb(),
-            "output_mb": matrix.shape[0] * matrix.shape[1] * 4 / 2**20}
+    return {
+        "shape": list(matrix.shape),
+        "rows_computed": rows,
+        "parse_seconds": matrix.seconds.get("parse", 0.0),
+        "prepare_seconds": matrix.seconds["prepare"],
+        "build_seconds": built,
+        "matrix_seconds": matrix_seconds,
+        "matrix_seconds_all_rows": matrix_seconds * matrix.shape[0] / rows,
+        "extrapolated": rows < matrix.shape[0],
+        "rss_before_mb": baseline,
+        "peak_rss_after_build_mb": peak_after_build,
+        "peak_rss_mb": peak_rss_mb(),
+        "output_mb": matrix.shape[0] * matrix.shape[1] * 4 / 2**20,
+    }
 
 
 def large(videos: int, meteor_videos: int) -> dict:
     report = {"videos": videos, "captions": videos * 20, "captions_per_video": 20, "dtype": "float32", "block_mb": 256}
     with tempfile.TemporaryDirectory() as home:
         for proxy in ("bow", "pos", "syn", "met"):
-            completed = subprocess.run([sys.executable, __file__, "--child", proxy, "--videos", str(videos),
-                                        "--large-meteor-videos", str(meteor_videos), "--home", home],
-                                       capture_output=True, text=True, check=True)
+            completed = subprocess.run(
+                [sys.executable, __file__, "--child", proxy, "--videos", str(videos), "--large-meteor-videos", str(meteor_videos), "--home", home],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             report[proxy] = json.loads(completed.stdout.strip().splitlines()[-1])
             r = report[proxy]
-            print(f"large {proxy}: {r['shape'][0]} x {r['shape'][1]}: parse {r['parse_seconds']:.1f} s, prepare {r['prepare_seconds']:.1f} s, "
-                  f"matrix {r['matrix_seconds_all_rows']:.1f} s{' (extrapolated from %d rows)' % r['rows_computed'] if r['extrapolated'] else ''}, "
-                  f"peak RSS {r['peak_rss_mb']:.0f} MB (at start {r['rss_before_mb']:.0f} MB, after parse and prepare {r['peak_rss_after_build_mb']:.0f} MB), "
-                  f"output {r['output_mb']:.0f} MB")
+            print(
+                f"large {proxy}: {r['shape'][0]} x {r['shape'][1]}: parse {r['parse_seconds']:.1f} s, prepare {r['prepare_seconds']:.1f} s, "
+                f"matrix {r['matrix_seconds_all_rows']:.1f} s{' (extrapolated from %d rows)' % r['rows_computed'] if r['extrapolated'] else ''}, "
+                f"peak RSS {r['peak_rss_mb']:.0f} MB (at start {r['rss_before_mb']:.0f} MB, "
+                f"after parse and prepare {r['peak_rss_after_build_mb']:.0f} MB), "
+                f"output {r['output_mb']:.0f} MB"
+            )
     return report
 
 

@@ -122,11 +122,20 @@ def bow(texts: list[str], owners: list[str]) -> dict:
     step = matrix.block_rows(BOW_BLOCK_MB)
     n_blocks = -(-matrix.shape[0] // step)
     job = BlockJob(replace(matrix, row_ids=[], col_ids=[], col_videos=None), "float32", None)
-    report = {"shape": list(matrix.shape), "block_rows": step, "blocks": n_blocks, "block_mb_float32": step * matrix.shape[1] * 4 / 2**20,
-              "prepare_seconds": prepare, "job_pickle_mb": len(pickle.dumps(job)) / 2**20,
-              "block_seconds_one_thread": one_thread_block_seconds(job, [slice(k * step, (k + 1) * step) for k in range(7)])}
-    print(f"bow: {matrix.shape[0]} x {matrix.shape[1]}, {n_blocks} blocks of {step} rows; block {report['block_seconds_one_thread']:.3f} s "
-          f"on one thread; prepare {prepare:.1f} s; job pickles to {report['job_pickle_mb']:.1f} MB", flush=True)
+    report = {
+        "shape": list(matrix.shape),
+        "block_rows": step,
+        "blocks": n_blocks,
+        "block_mb_float32": step * matrix.shape[1] * 4 / 2**20,
+        "prepare_seconds": prepare,
+        "job_pickle_mb": len(pickle.dumps(job)) / 2**20,
+        "block_seconds_one_thread": one_thread_block_seconds(job, [slice(k * step, (k + 1) * step) for k in range(7)]),
+    }
+    print(
+        f"bow: {matrix.shape[0]} x {matrix.shape[1]}, {n_blocks} blocks of {step} rows; block {report['block_seconds_one_thread']:.3f} s "
+        f"on one thread; prepare {prepare:.1f} s; job pickles to {report['job_pickle_mb']:.1f} MB",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(dir=os.environ.get("TVRBENCH_BENCH_TMP")) as folder:
         for output in OUTPUTS:
             report[f"{output}_in_process_seconds"] = timed_write(matrix, Path(folder), output)
@@ -148,6 +157,7 @@ def bow(texts: list[str], owners: list[str]) -> dict:
         report[f"{output}_speedup_2_over_1"] = report[f"{output}_workers_1_seconds"] / report[f"{output}_workers_2_seconds"]
     return report
 
+
 def meteor(texts: list[str], owners: list[str], n_blocks: int) -> dict:
     from tvrbench.distributed import dask_client
     from tvrbench.proxies import build_proxy
@@ -160,11 +170,20 @@ def meteor(texts: list[str], owners: list[str], n_blocks: int) -> dict:
     job = BlockJob(replace(matrix, row_ids=[], col_ids=[], col_videos=None), "float32", None)
     todo = {k: slice(k * step, (k + 1) * step) for k in range(n_blocks)}
     first_blocks = [slice(k * step, (k + 1) * step) for k in range(3)]
-    report = {"shape": list(matrix.shape), "block_rows": step, "blocks": -(-matrix.shape[0] // step), "sample_blocks": n_blocks,
-              "block_mb_float32": step * matrix.shape[1] * 4 / 2**20,
-              "pairs_per_block": step * CAPTIONS_PER_VIDEO * matrix.shape[1], "prepare_seconds": prepare,
-              "block_seconds_one_thread": one_thread_block_seconds(job, first_blocks)}
-    print(f"met: {matrix.shape[0]} x {matrix.shape[1]}, blocks of {step} rows; block {report['block_seconds_one_thread']:.1f} s on one thread", flush=True)
+    report = {
+        "shape": list(matrix.shape),
+        "block_rows": step,
+        "blocks": -(-matrix.shape[0] // step),
+        "sample_blocks": n_blocks,
+        "block_mb_float32": step * matrix.shape[1] * 4 / 2**20,
+        "pairs_per_block": step * CAPTIONS_PER_VIDEO * matrix.shape[1],
+        "prepare_seconds": prepare,
+        "block_seconds_one_thread": one_thread_block_seconds(job, first_blocks),
+    }
+    print(
+        f"met: {matrix.shape[0]} x {matrix.shape[1]}, blocks of {step} rows; block {report['block_seconds_one_thread']:.1f} s on one thread",
+        flush=True,
+    )
     for workers in (1, 2):
         with dask_client(workers=workers) as client:
             report[f"sample_workers_{workers}_warm_up_seconds"] = warm(client, job)
@@ -237,9 +256,17 @@ def main() -> None:
 
     texts = generated_captions(args.videos * CAPTIONS_PER_VIDEO)
     owners = [f"video{i // CAPTIONS_PER_VIDEO}" for i in range(len(texts))]
-    report = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "numba_threads": numba.config.NUMBA_NUM_THREADS,
-                          "dask": dask.__version__},
-              "captions": len(texts), "videos": args.videos, "load_average_at_start": os.getloadavg()}
+    report = {
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "numba_threads": numba.config.NUMBA_NUM_THREADS,
+            "dask": dask.__version__,
+        },
+        "captions": len(texts),
+        "videos": args.videos,
+        "load_average_at_start": os.getloadavg(),
+    }
     report["bow"] = bow(texts, owners)
     report["bow"]["write_seconds_per_block"] = write_seconds_per_block(report["bow"])
     report["met"] = meteor(texts, owners, args.meteor_blocks)

@@ -66,8 +66,12 @@ def main() -> None:
     scores, video = matrix(args.captions)
     positive = sparse.csr_matrix((np.ones(video.size, bool), video, np.arange(video.size + 1)), shape=scores.shape)
     judgments = Judgments.from_matrices(positive)
-    report = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count()}, "shape": list(scores.shape),
-              "shard_rows": args.shard_rows, "load_average_at_start": os.getloadavg()}
+    report = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "shape": list(scores.shape),
+        "shard_rows": args.shard_rows,
+        "load_average_at_start": os.getloadavg(),
+    }
     with tempfile.TemporaryDirectory(dir=os.environ.get("TVRBENCH_BENCH_TMP")) as folder:
         whole, parts = Path(folder) / "scores.npy", Path(folder) / "shards"
         np.save(whole, scores)

@@ -12,9 +12,7 @@ import yaml
 
 from tvrbench.errors import InputError
 from tvrbench.generators import GenderContrasts, PersonIdContrasts, gender_contrasts, id_contrasts, read_contrast_records
-from tvrbench.generators.config import (
-    FinetuneConfig, GenderConfig, MCConfig, PersonIdConfig, VerbConfig, load_config,
-)  # fmt: skip
+from tvrbench.generators.config import FinetuneConfig, GenderConfig, MCConfig, PersonIdConfig, VerbConfig, load_config  # fmt: skip
 from tvrbench.io.captions import Captions, read_captions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -215,10 +213,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*TVRBENCH, *args], capture_output=True, text=True, cwd=ROOT)
 
 
-@pytest.mark.parametrize(
-    "text, problem",
-    [("a dog runs in the park\n", "no caption has a gender target"), ("\n", "has empty text")],
-)
+@pytest.mark.parametrize("text, problem", [("a dog runs in the park\n", "no caption has a gender target"), ("\n", "has empty text")])
 def test_cli_bad_captions_exit_2_and_write_nothing(tmp_path, text, problem):
     captions = tmp_path / "c.csv"
     captions.write_text("caption_id,text,video_id\nc1,a cat sleeps,v1\nc2," + text.replace("\n", "") + ",v2\n")

@@ -75,7 +75,9 @@ def test_offline_verbs_change_only_the_verb_phrase_and_never_to_a_synonym(offlin
         checks = record.filters
         assert list(checks) == ["perplexity", "frequency", "meaning-changed", "has-verb"] and all(c["passed"] for c in checks.values())
         meaning, ppl = checks["meaning-changed"], checks["perplexity"]
-        assert meaning["antonym"] or (meaning["verb_cosine"] < config.meaning.verb_cosine_max and meaning["sentence_cosine"] < config.meaning.sentence_cosine_max)
+        assert meaning["antonym"] or (
+            meaning["verb_cosine"] < config.meaning.verb_cosine_max and meaning["sentence_cosine"] < config.meaning.sentence_cosine_max
+        )
         assert ppl["score"] == pytest.approx((ppl["ppl_contrast"] - ppl["ppl_original"]) / ppl["ppl_original"], abs=1e-4)
         assert checks["frequency"]["score"] >= config.frequency.min_unigram_log10
 
@@ -124,7 +126,19 @@ def test_killed_run_resumes_byte_identical(tmp_path):
 
     out = tmp_path / "killed.jsonl"
     partial = out.with_name(out.name + ".partial")
-    command = [sys.executable, "-m", "tvrbench.cli", "contrast", "verb", "--captions", str(path), "--out", str(out), "--config", str(tmp_path / "verb.yaml")]
+    command = [
+        sys.executable,
+        "-m",
+        "tvrbench.cli",
+        "contrast",
+        "verb",
+        "--captions",
+        str(path),
+        "--out",
+        str(out),
+        "--config",
+        str(tmp_path / "verb.yaml"),
+    ]
     child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 600
     while child.poll() is None and time.monotonic() < deadline:
@@ -210,8 +224,13 @@ def test_wordnet_candidates_do_not_depend_on_python_hash_order(tmp_path):
             "w = WordNetVerbs(WordNetGeneratorConfig(), verb_lexicon(LexiconSettings(5, 100, 1))); "
             "print([w.alternatives(v, v) for v in ('give', 'talk', 'walk', 'play')])")  # fmt: skip
     outputs = {
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                       env={**os.environ, "PYTHONHASHSEED": seed, "TVRBENCH_HOME": str(tmp_path / seed)}).stdout  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONHASHSEED": seed, "TVRBENCH_HOME": str(tmp_path / seed)},
+        ).stdout  # fmt: skip
         for seed in ("1", "2")
     }
     assert len(outputs) == 1 and "('take', 'antonym')" in outputs.pop()
@@ -357,7 +376,15 @@ def test_verb_lexicon_equals_wordnet_and_is_cached_on_disk(tmp_path, monkeypatch
     for verb in ("cook", "give", "walk", "pick_up"):
         assert lexicon.synonyms(verb) == {n.lower() for s in wn.synsets(verb, pos="v") for n in s.lemma_names()}
         senses = wn.synsets(verb, pos="v")[:2]
-        sisters = {l.name().lower() for s in senses for h in s.hypernyms() for x in h.hyponyms() if x not in senses for l in x.lemmas() if l.count() >= 1}
+        sisters = {
+            lemma.name().lower()
+            for s in senses
+            for h in s.hypernyms()
+            for x in h.hyponyms()
+            if x not in senses
+            for lemma in x.lemmas()
+            if lemma.count() >= 1
+        }
         assert set(lexicon.sisters(verb)) == sisters
         assert len(lexicon.domain_verbs(verb)) <= 20 * len({s.lexname() for s in senses})
     assert lexicon.antonyms("give") == {"take"} and "close" in lexicon.antonyms("open")

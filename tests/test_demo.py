@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import yaml
 
-from tvrbench.data import load_sample
 from tvrbench.cli.demo import METRICS, MODELS
+from tvrbench.data import load_sample
 
 
 def _offline_prefix() -> tuple[list[str], str]:
@@ -35,8 +35,9 @@ def demo_out(tmp_path_factory) -> Path:
     env = dict(os.environ)
     if how == "dead proxy":
         env.update({"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""})
-    result = subprocess.run([*prefix, sys.executable, "-m", "tvrbench", "demo", "--out", str(out)], capture_output=True, text=True,
-                            env=env, timeout=600)
+    result = subprocess.run(
+        [*prefix, sys.executable, "-m", "tvrbench", "demo", "--out", str(out)], capture_output=True, text=True, env=env, timeout=600
+    )
     assert result.returncode == 0, f"demo failed offline ({how}):\n{result.stderr[-3000:]}"
     assert result.stdout == ""  # progress and commands go to stderr
     assert "$ tvrbench evaluate" in result.stderr and "$ tvrbench publish" in result.stderr

@@ -113,8 +113,23 @@ def test_a_killed_client_reruns_only_the_missing_blocks(captions, client, tmp_pa
     reference = write_proxy(matrix, tmp_path / f"reference{suffix}", block_mb=BLOCK_MB, **selection)
 
     out = tmp_path / f"killed{suffix}"
-    command = [sys.executable, "-m", "tvrbench.cli", "proxies", "--captions", str(MSRVTT), "--proxy", "met", "--out", str(out),
-               "--block-mb", str(BLOCK_MB), "--workers", "1", *options]
+    command = [
+        sys.executable,
+        "-m",
+        "tvrbench.cli",
+        "proxies",
+        "--captions",
+        str(MSRVTT),
+        "--proxy",
+        "met",
+        "--out",
+        str(out),
+        "--block-mb",
+        str(BLOCK_MB),
+        "--workers",
+        "1",
+        *options,
+    ]
     child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         wait_for_blocks(out, 3)
@@ -148,7 +163,6 @@ def test_parquet_cells_and_zarr_values_are_the_matrix(captions, client, tmp_path
     for row in (0, 17, 249):
         kept = cells[row].toarray().ravel()
         assert np.array_equal(np.sort(kept[kept > 0])[::-1], np.sort(dense[row][dense[row] >= 0.2])[::-1][:5])
-
 
 
 def test_only_two_tasks_per_worker_thread_are_out_at_once(captions, client, monkeypatch):

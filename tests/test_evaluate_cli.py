@@ -40,19 +40,33 @@ def inputs(tmp_path: Path) -> dict[str, Path]:
             {**annotation, "query": rows[2][1], "video_id": "video7", "label": "irrelevant", "annotator_labels": ["irrelevant"]},
         ],
         "disagreements": [],
-        "source_ds": "toy", "source_data_md5": "0", "source_annotator_map_md5": "0", "created_ds": "2026-11-21",
-        "email": "", "creator": "tests", "website": "", "license": "CC-BY-4.0", "datasets": ["TOY"],
+        "source_ds": "toy",
+        "source_data_md5": "0",
+        "source_annotator_map_md5": "0",
+        "created_ds": "2026-11-21",
+        "email": "",
+        "creator": "tests",
+        "website": "",
+        "license": "CC-BY-4.0",
+        "datasets": ["TOY"],
     }
     (tmp_path / "fire.json").write_text(json.dumps(fire))
     (tmp_path / "qrels.txt").write_text("c3_1 0 video9 1\nc4_0 0 video1 0\n")
-    return {"queries": queries, "videos": tmp_path / "videos.txt", "scores": tmp_path / "scores.npy",
-            "fire": tmp_path / "fire.json", "qrels": tmp_path / "qrels.txt", "dir": tmp_path}
+    return {
+        "queries": queries,
+        "videos": tmp_path / "videos.txt",
+        "scores": tmp_path / "scores.npy",
+        "fire": tmp_path / "fire.json",
+        "qrels": tmp_path / "qrels.txt",
+        "dir": tmp_path,
+    }
 
 
 def test_contract_json(inputs):
     out = inputs["dir"] / "out.json"
-    completed = run_cli("evaluate", "--queries", str(inputs["queries"]), "--videos", str(inputs["videos"]),
-                        "--scores", str(inputs["scores"]), "--json", str(out))
+    completed = run_cli(
+        "evaluate", "--queries", str(inputs["queries"]), "--videos", str(inputs["videos"]), "--scores", str(inputs["scores"]), "--json", str(out)
+    )
     assert completed.returncode == 0, completed.stderr
     payload = json.loads(out.read_text())
     assert set(payload) == {"metrics", "signature", "n_queries"}
@@ -69,9 +83,27 @@ def test_contract_json(inputs):
 
 def test_fire_and_qrels_give_original_and_delta(inputs):
     out, per_query = inputs["dir"] / "out.json", inputs["dir"] / "per_query.csv"
-    completed = run_cli("evaluate", "--queries", str(inputs["queries"]), "--videos", str(inputs["videos"]),
-                        "--scores", str(inputs["scores"]), "--fire", str(inputs["fire"]), "--qrels", str(inputs["qrels"]),
-                        "--metrics", "C@1,C@5,AP,Judged@10", "--ap", "fire", "--per-query", str(per_query), "--json", str(out))
+    completed = run_cli(
+        "evaluate",
+        "--queries",
+        str(inputs["queries"]),
+        "--videos",
+        str(inputs["videos"]),
+        "--scores",
+        str(inputs["scores"]),
+        "--fire",
+        str(inputs["fire"]),
+        "--qrels",
+        str(inputs["qrels"]),
+        "--metrics",
+        "C@1,C@5,AP,Judged@10",
+        "--ap",
+        "fire",
+        "--per-query",
+        str(per_query),
+        "--json",
+        str(out),
+    )
     assert completed.returncode == 0, completed.stderr
     payload = json.loads(out.read_text())
     assert set(payload) == {"metrics", "signature", "n_queries", "original", "delta"}
@@ -124,7 +156,7 @@ def test_bad_inputs_get_one_line_and_exit_2(inputs):
     (d / "empty.csv").write_text("")
     (d / "dup_videos.txt").write_text("video0\nvideo0\n")
     (d / "few_videos.txt").write_text("video0\nvideo1\n")
-    (d / "bad.json").write_text("{\"annotations\": [")
+    (d / "bad.json").write_text('{"annotations": [')
     (d / "bad_qrels.txt").write_text("c0_0 0 video99 1\n")
     cases = [
         ((("--scores", str(d / "short.npy")),), ("short.npy", "rows")),
@@ -158,15 +190,29 @@ def test_relevance_sidecar_with_videos_as_rows_is_transposed(inputs):
     relevance = rng.random((len(captions), len(videos))) * (rng.random((len(captions), len(videos))) < 0.3)
     order = rng.permutation(len(videos))
     np.save(inputs["dir"] / "rel.npy", relevance[:, order].T.astype(np.float32))
-    (inputs["dir"] / "rel.json").write_text(json.dumps({
-        "proxy": "syn", "level": "video", "rows": "videos", "row_ids": [videos[i] for i in order], "col_ids": captions.caption_ids,
-    }))
+    (inputs["dir"] / "rel.json").write_text(
+        json.dumps({"proxy": "syn", "level": "video", "rows": "videos", "row_ids": [videos[i] for i in order], "col_ids": captions.caption_ids})
+    )
     out = inputs["dir"] / "out.json"
-    completed = run_cli("evaluate", "--queries", str(inputs["queries"]), "--videos", str(inputs["videos"]), "--scores",
-                        str(inputs["scores"]), "--relevance", str(inputs["dir"] / "rel.npy"), "--metrics", "nDCG", "--json", str(out))
+    completed = run_cli(
+        "evaluate",
+        "--queries",
+        str(inputs["queries"]),
+        "--videos",
+        str(inputs["videos"]),
+        "--scores",
+        str(inputs["scores"]),
+        "--relevance",
+        str(inputs["dir"] / "rel.npy"),
+        "--metrics",
+        "nDCG",
+        "--json",
+        str(out),
+    )
     assert completed.returncode == 0, completed.stderr
     payload = json.loads(out.read_text())
-    api = evaluate(np.load(inputs["scores"]), Judgments.build(captions, videos), metrics=["nDCG"],
-                   relevance=relevance.astype(np.float32).astype(np.float64))
+    api = evaluate(
+        np.load(inputs["scores"]), Judgments.build(captions, videos), metrics=["nDCG"], relevance=relevance.astype(np.float32).astype(np.float64)
+    )
     assert payload["metrics"]["nDCG"] == pytest.approx(api.metrics["nDCG"], abs=1e-12)
     assert "proxy:syn:" in payload["signature"]

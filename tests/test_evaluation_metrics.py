@@ -343,9 +343,7 @@ def test_column_cells_visited_over_many_batches_keep_ranks_exact(ties):
     lowest_target = [scores[columns[v].indices, v].min() for v in range(n_columns)]
     assert (scores >= lowest_target).sum() > 4 * _HIT_BATCH
     _, exact = target_ranks(scores, columns=columns, ties=ties)
-    expected = [
-        reference_ranks(scores[:, v], columns[v].toarray().ravel(), ties)[r] for v in range(n_columns) for r in columns[v].indices
-    ]
+    expected = [reference_ranks(scores[:, v], columns[v].toarray().ravel(), ties)[r] for v in range(n_columns) for r in columns[v].indices]
     assert np.array_equal(exact, expected)
     _, top = target_ranks(scores, columns=columns, ties=ties, columns_top_only=True)
     cutoff = np.repeat(np.diff(columns.indptr), np.diff(columns.indptr))

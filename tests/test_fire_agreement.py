@@ -14,15 +14,24 @@ from tvrbench.io.fire import FireLabels, read_fire
 
 # Vote patterns (irrelevant votes, relevant votes) -> number of pairs, chosen so that the counts,
 # the unanimous-agreement share and α round to the paper's Table 2.
-MSRVTT_DESIGN = {(1, 0): 21052, (0, 1): 2826, (1, 1): 12, (2, 2): 4, (2, 0): 258, (0, 2): 25, (3, 0): 1,
-                 (3, 1): 1, (1, 3): 4}
-MSVD_DESIGN = {(1, 0): 427986, (0, 1): 31425, (1, 1): 1556, (2, 2): 3, (0, 2): 5418, (2, 0): 81491, (1, 2): 695,
-               (2, 1): 1544, (0, 3): 2187, (3, 0): 2849, (1, 3): 184, (3, 1): 53}
+MSRVTT_DESIGN = {(1, 0): 21052, (0, 1): 2826, (1, 1): 12, (2, 2): 4, (2, 0): 258, (0, 2): 25, (3, 0): 1, (3, 1): 1, (1, 3): 4}
+MSVD_DESIGN = {
+    (1, 0): 427986,
+    (0, 1): 31425,
+    (1, 1): 1556,
+    (2, 2): 3,
+    (0, 2): 5418,
+    (2, 0): 81491,
+    (1, 2): 695,
+    (2, 1): 1544,
+    (0, 3): 2187,
+    (3, 0): 2849,
+    (1, 3): 184,
+    (3, 1): 53,
+}
 PAPER = {
-    "MSRVTT": dict(pairs=24183, labels=24507, relevant=2855, irrelevant=21312, disagreements=16, agreement=0.931,
-                   alpha=0.691, resolved=0.999),
-    "MSVD": dict(pairs=555391, labels=659126, relevant=39909, irrelevant=513923, disagreements=1559, agreement=0.958,
-                 alpha=0.798, resolved=0.997),
+    "MSRVTT": dict(pairs=24183, labels=24507, relevant=2855, irrelevant=21312, disagreements=16, agreement=0.931, alpha=0.691, resolved=0.999),
+    "MSVD": dict(pairs=555391, labels=659126, relevant=39909, irrelevant=513923, disagreements=1559, agreement=0.958, alpha=0.798, resolved=0.997),
 }
 NAMES = ("irrelevant", "relevant")
 
@@ -60,8 +69,13 @@ def write_design(path, designs: dict) -> None:
         a, d = design_records(dataset, design)
         annotations += a
         disagreements += d
-    payload = {"annotations": annotations, "disagreements": disagreements, "source_ds": "synthetic",
-               "creator": "tvrbench tests", "datasets": list(designs)}
+    payload = {
+        "annotations": annotations,
+        "disagreements": disagreements,
+        "source_ds": "synthetic",
+        "creator": "tvrbench tests",
+        "datasets": list(designs),
+    }
     path.write_text(json.dumps(payload))
 
 
@@ -84,7 +98,8 @@ def labels_in_memory(dataset: str, design: dict) -> FireLabels:
         models=[("CLIP4CLIP",)] * n,
         annotator_labels=[votes[(i, r)] for i, r in patterns.tolist()],
         annotator_ids=[tuple(range(i + r)) for i, r in patterns.tolist()],
-        metadata={}, source="<memory>",
+        metadata={},
+        source="<memory>",
     )
 
 
@@ -202,8 +217,7 @@ def write_design_quickly(path, dataset: str, design: dict) -> None:
                 f'"queue_ids": [], "models": ["CLIP4CLIP"], "dataset": "{dataset}"{label}}}'
             )
             index += 1
-    path.write_text(f'{{"annotations": [{", ".join(annotations)}], "disagreements": [{", ".join(disagreements)}], '
-                    f'"datasets": ["{dataset}"]}}')
+    path.write_text(f'{{"annotations": [{", ".join(annotations)}], "disagreements": [{", ".join(disagreements)}], "datasets": ["{dataset}"]}}')
 
 
 def test_table2_msvd_from_a_fire_file_of_the_real_size(tmp_path):

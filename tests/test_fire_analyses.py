@@ -7,8 +7,8 @@ import pytest
 from scipy import stats
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
-
 from test_fire_cli import make_sample
+
 from tvrbench.errors import InputError
 from tvrbench.evaluation import Judgments, evaluate
 from tvrbench.evaluation.fire.compare import compare_models, comparison_rows, comparison_table, format_cell
@@ -73,10 +73,8 @@ def test_train_similarity_equals_dense_sklearn(fit_on):
     expected = np.sort(dense, axis=1)[:, -10:].mean(axis=1)
     np.testing.assert_allclose(got, expected, atol=1e-12)
     table = length_correlations(got, test)
-    assert table["words"]["spearman"]["statistic"] == pytest.approx(
-        stats.spearmanr(got, [len(t.split()) for t in test]).statistic)
-    assert table["characters"]["kendall"]["statistic"] == pytest.approx(
-        stats.kendalltau(got, [len(t) for t in test]).statistic)
+    assert table["words"]["spearman"]["statistic"] == pytest.approx(stats.spearmanr(got, [len(t.split()) for t in test]).statistic)
+    assert table["characters"]["kendall"]["statistic"] == pytest.approx(stats.kendalltau(got, [len(t) for t in test]).statistic)
 
 
 def test_positive_ranks_match_argsort(data):

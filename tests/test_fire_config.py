@@ -17,9 +17,10 @@ def test_yaml_equals_defaults():
     assert load_config(None) == FireConfig()
 
 
-@pytest.mark.parametrize("text, problem", [("bootstrap:\n  sizes: many\n", "bootstrap.sizes"),
-                                           ("overlap:\n  rbo_p: 1.5\n", "overlap.rbo_p"),
-                                           ("bootstap: {}\n", "bootstap")])
+@pytest.mark.parametrize(
+    "text, problem",
+    [("bootstrap:\n  sizes: many\n", "bootstrap.sizes"), ("overlap:\n  rbo_p: 1.5\n", "overlap.rbo_p"), ("bootstap: {}\n", "bootstap")],
+)
 def test_bad_settings(tmp_path, text, problem):
     path = tmp_path / "fire.yaml"
     path.write_text(text)

@@ -7,9 +7,9 @@ import json
 import ir_measures
 import numpy as np
 import pytest
-
 from test_fire_agreement import labels_in_memory, write_design
 from test_fire_cli import run
+
 from tvrbench.errors import InputError
 from tvrbench.evaluation.fire.labels import fire_to_qrels, qrels_to_fire, query_id, read_metadata
 from tvrbench.io.captions import Captions
@@ -27,8 +27,7 @@ def test_default_is_the_paper_rule():
     assert metadata["queries"][qrels.query_ids[0]] == {"query": fire.query[0], "dataset": "MSVD"}
 
 
-@pytest.mark.parametrize("policy, relevant, irrelevant, negative", [("irrelevant", 5, 8, 0), ("relevant", 7, 6, 0),
-                                                                    ("negative", 5, 6, 2)])
+@pytest.mark.parametrize("policy, relevant, irrelevant, negative", [("irrelevant", 5, 8, 0), ("relevant", 7, 6, 0), ("negative", 5, 6, 2)])
 def test_disagreement_policies(policy, relevant, irrelevant, negative):
     qrels, _, _ = fire_to_qrels(labels_in_memory("MSVD", DESIGN), disagreements=policy)
     assert [int(np.sum(qrels.relevance == v)) for v in (1, 0, -1)] == [relevant, irrelevant, negative]
@@ -49,10 +48,32 @@ def test_caption_ids_as_query_ids():
 
 def test_round_trip_through_files(tmp_path):
     write_design(tmp_path / "fire.json", {"MSRVTT": DESIGN})
-    run(["labels", "to-qrels", "--fire", str(tmp_path / "fire.json"), "--out", str(tmp_path / "fire.qrels"),
-         "--metadata", str(tmp_path / "meta.json"), "--disagreements", "negative"])
-    run(["labels", "to-fire", "--qrels", str(tmp_path / "fire.qrels"), "--metadata", str(tmp_path / "meta.json"),
-         "--out", str(tmp_path / "back.json")])
+    run(
+        [
+            "labels",
+            "to-qrels",
+            "--fire",
+            str(tmp_path / "fire.json"),
+            "--out",
+            str(tmp_path / "fire.qrels"),
+            "--metadata",
+            str(tmp_path / "meta.json"),
+            "--disagreements",
+            "negative",
+        ]
+    )
+    run(
+        [
+            "labels",
+            "to-fire",
+            "--qrels",
+            str(tmp_path / "fire.qrels"),
+            "--metadata",
+            str(tmp_path / "meta.json"),
+            "--out",
+            str(tmp_path / "back.json"),
+        ]
+    )
     original, back = json.loads((tmp_path / "fire.json").read_text()), json.loads((tmp_path / "back.json").read_text())
     for section in ("annotations", "disagreements"):
         key = lambda r: (r["query"], r["video_id"])  # noqa: E731
@@ -66,8 +87,9 @@ def test_round_trip_through_files(tmp_path):
 def test_new_qrels_lines_become_one_vote_records(tmp_path):
     fire = labels_in_memory("MSVD", {(0, 1): 1})
     qrels, metadata, _ = fire_to_qrels(fire)
-    extra = Qrels(np.array([qrels.query_ids[0]] * 2, dtype=object), np.array([fire.video_id[0], "newvideo"], dtype=object),
-                  np.array([1, 0], dtype=np.int32))
+    extra = Qrels(
+        np.array([qrels.query_ids[0]] * 2, dtype=object), np.array([fire.video_id[0], "newvideo"], dtype=object), np.array([1, 0], dtype=np.int32)
+    )
     back = qrels_to_fire(extra, metadata)
     assert back.annotator_labels[1] == (0,) and back.models[1] == () and back.label.tolist() == [1, 0]
     unknown = Qrels(np.array(["q-unknown"], dtype=object), np.array(["v"], dtype=object), np.array([1], dtype=np.int32))

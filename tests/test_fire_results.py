@@ -10,9 +10,19 @@ import pytest
 from tvrbench.cli import main
 from tvrbench.data import load_sample, sample_path
 from tvrbench.evaluation import Judgments
-from tvrbench.evaluation.fire import (FireConfig, agreement_analysis, bootstrap_analysis, compare_analysis, length_analysis,
-                                      overlap_analysis, paired_analysis, pooling_analysis, queue_analysis, ranks_analysis,
-                                      train_overlap_analysis)
+from tvrbench.evaluation.fire import (
+    FireConfig,
+    agreement_analysis,
+    bootstrap_analysis,
+    compare_analysis,
+    length_analysis,
+    overlap_analysis,
+    paired_analysis,
+    pooling_analysis,
+    queue_analysis,
+    ranks_analysis,
+    train_overlap_analysis,
+)
 from tvrbench.signature import Signature
 
 QUERIES, VIDEOS, FIRE = sample_path("captions.csv"), sample_path("videos.txt"), sample_path("fire.json")
@@ -80,15 +90,12 @@ def test_overlap(sample, tmp_path):
 
 def test_bootstrap_and_paired(sample, judgments, tmp_path):
     options = ["--resamples", "200", "--seed", "2", "--metrics", "C@1,C@5", "--fire", str(FIRE)]
-    written = written_by_cli(["bootstrap", *INPUTS, "--scores", str(sample_path("scores_strong.npy")), "--sizes", "20,50",
-                              *options], tmp_path)
-    result = bootstrap_analysis(sample.scores["strong"], judgments, BOOTSTRAP, "strong",
-                                {**SOURCES, "scores": sample_path("scores_strong.npy")})
+    written = written_by_cli(["bootstrap", *INPUTS, "--scores", str(sample_path("scores_strong.npy")), "--sizes", "20,50", *options], tmp_path)
+    result = bootstrap_analysis(sample.scores["strong"], judgments, BOOTSTRAP, "strong", {**SOURCES, "scores": sample_path("scores_strong.npy")})
     assert_same(result, written, written["C@1"]["20"]["signature"])
     assert Signature.parse(result.signature.fields["engine"]).fields["ties"] == "stable"  # the engine's, nested
     written = written_by_cli(["paired", *INPUTS, *scores_args("strong", "objectonly"), *options], tmp_path)
-    assert_same(paired_analysis(models(sample, "strong", "objectonly"), judgments, BOOTSTRAP, SOURCES), written,
-                written["signature"])
+    assert_same(paired_analysis(models(sample, "strong", "objectonly"), judgments, BOOTSTRAP, SOURCES), written, written["signature"])
 
 
 def test_length_ranks_and_train_overlap(sample, judgments, tmp_path):
@@ -99,19 +106,19 @@ def test_length_ranks_and_train_overlap(sample, judgments, tmp_path):
     written = written_by_cli(["ranks", *INPUTS, *scores_args("objectonly"), "--fire", str(FIRE), "--max-rank", "20"], tmp_path)
     result = ranks_analysis(sample.scores["objectonly"], judgments, 20, "objectonly", "SAMPLE", SOURCES)
     assert_same(result, written, written["signature"])
-    written = written_by_cli(["overlap-train", *INPUTS, "--train", str(QUERIES), *scores_args(*pair), "--fire", str(FIRE)],
-                             tmp_path)
-    result = train_overlap_analysis(sample.captions, sample.captions, scores=models(sample, *pair), judgments=judgments,
-                                    dataset="SAMPLE", sources={**SOURCES, "train": QUERIES})
+    written = written_by_cli(["overlap-train", *INPUTS, "--train", str(QUERIES), *scores_args(*pair), "--fire", str(FIRE)], tmp_path)
+    result = train_overlap_analysis(
+        sample.captions, sample.captions, scores=models(sample, *pair), judgments=judgments, dataset="SAMPLE", sources={**SOURCES, "train": QUERIES}
+    )
     assert_same(result, written, written["signature"])
     assert result.parts[0].rows and len(result.parts[0].columns) == 7  # Figure 8 under Table 7
 
 
 def test_queue(sample, judgments, tmp_path):
-    written = written_by_cli(["queue", *INPUTS, *scores_args("strong"), "--fire", str(FIRE), "--out", str(tmp_path / "q.csv"),
-                              "--effect-size", "0.2"], tmp_path)
+    written = written_by_cli(
+        ["queue", *INPUTS, *scores_args("strong"), "--fire", str(FIRE), "--out", str(tmp_path / "q.csv"), "--effect-size", "0.2"], tmp_path
+    )
     settings = FireConfig(queue={"effect_size": 0.2})
-    result = queue_analysis(sample.scores["strong"], judgments, sample.captions, sample.video_ids, settings, "strong",
-                            sources=SOURCES)
+    result = queue_analysis(sample.scores["strong"], judgments, sample.captions, sample.video_ids, settings, "strong", sources=SOURCES)
     assert_same(result, written, written["signature"])
     assert len(result.records) == written["pairs_queued"] == len((tmp_path / "q.csv").read_text().splitlines()) - 1

@@ -32,7 +32,10 @@ def test_name_path_pairs_and_bare_paths(tmp_path):
     existing.touch()
     assert split_named_path(existing, "--scores") == (None, existing)  # an existing path is a path, '=' and all
     assert named_paths(["scores_clip.npy", "x=y.trec", "dir/m.v2.npy"], "--scores") == {
-        "clip": Path("scores_clip.npy"), "x": Path("y.trec"), "m": Path("dir/m.v2.npy")}
+        "clip": Path("scores_clip.npy"),
+        "x": Path("y.trec"),
+        "m": Path("dir/m.v2.npy"),
+    }
 
 
 @pytest.mark.parametrize("value", ["=a.npy", "clip="])
@@ -53,8 +56,7 @@ def test_commands_refuse_a_duplicate_model_name_in_one_line(capsys, tmp_path):
     for command in (["fire", "compare", "--fire", FIRE], ["report", "--out", str(tmp_path / "r.html")]):
         capsys.readouterr()
         assert run([*command, "--queries", CAPTIONS, "--videos", VIDEOS, "--scores", f"m={strong}", "--scores", f"m={strong}"]) == 2
-        assert capsys.readouterr().err == ("tvrbench: error: --scores: the name 'm' is given twice; "
-                                           "name each file with NAME=PATH\n")
+        assert capsys.readouterr().err == ("tvrbench: error: --scores: the name 'm' is given twice; name each file with NAME=PATH\n")
 
 
 # --------------------------------------------------------------------------- the score-reading rule
@@ -81,17 +83,24 @@ def test_evaluate_and_fire_read_an_unusual_suffix_alike(tmp_path):
 def test_the_score_matrix_carries_its_name_digest_and_source():
     captions, video_ids = read_captions(CAPTIONS), read_video_ids(VIDEOS)
     scores = read_score_matrix(sample_path("scores_strong.npy"), captions.caption_ids, video_ids)
-    assert (scores.name, scores.source, scores.values.shape) == ("strong", sample_path("scores_strong.npy"),
-                                                                 (len(captions), len(video_ids)))
+    assert (scores.name, scores.source, scores.values.shape) == ("strong", sample_path("scores_strong.npy"), (len(captions), len(video_ids)))
     assert scores.digest == file_digest(sample_path("scores_strong.npy"), algorithm="xxh3")  # the signature's `scores`
 
 
 # --------------------------------------------------------------------------- sidecars
 
 
-@pytest.mark.parametrize(("output", "sidecar"), [
-    ("syn.npy", "syn.json"), ("syn.npz", "syn.json"), ("syn.zarr", "syn.json"), ("syn.parquet", "syn.json"),
-    ("gender.jsonl", "gender.jsonl.json"), ("mc_verb.tsv", "mc_verb.tsv.json"), ("fire.qrels", "fire.qrels.json"),
-])
+@pytest.mark.parametrize(
+    ("output", "sidecar"),
+    [
+        ("syn.npy", "syn.json"),
+        ("syn.npz", "syn.json"),
+        ("syn.zarr", "syn.json"),
+        ("syn.parquet", "syn.json"),
+        ("gender.jsonl", "gender.jsonl.json"),
+        ("mc_verb.tsv", "mc_verb.tsv.json"),
+        ("fire.qrels", "fire.qrels.json"),
+    ],
+)
 def test_one_sidecar_rule_keeps_the_names_users_have(output, sidecar):
     assert sidecar_path(Path("out") / output) == Path("out") / sidecar

@@ -21,11 +21,9 @@ def write(tmp_path, name, content):
 
 def test_generic_csv_tsv_and_jsonl_agree(tmp_path):
     rows = [("c1", "a man is cooking", "v1"), ("c2", "a girl, singing", "v2")]
-    csv_path = write(tmp_path, "q.csv", "caption_id,text,video_id,split\n" +
-                     "".join(f'{c},"{t}",{v},test\n' for c, t, v in rows))
+    csv_path = write(tmp_path, "q.csv", "caption_id,text,video_id,split\n" + "".join(f'{c},"{t}",{v},test\n' for c, t, v in rows))
     tsv_path = write(tmp_path, "q.tsv", "video_id\ttext\tcaption_id\n" + "".join(f"{v}\t{t}\t{c}\n" for c, t, v in rows))
-    jsonl_path = write(tmp_path, "q.jsonl", "".join(json.dumps({"caption_id": c, "text": t, "video_id": v}) + "\n"
-                                                     for c, t, v in rows))
+    jsonl_path = write(tmp_path, "q.jsonl", "".join(json.dumps({"caption_id": c, "text": t, "video_id": v}) + "\n" for c, t, v in rows))
     for path in (csv_path, tsv_path, jsonl_path):
         captions = read_captions(path)
         assert list(zip(captions.caption_ids, captions.texts, captions.video_ids)) == rows
@@ -91,8 +89,7 @@ zv2RIbUsnSw_159_170 a man plays a guitar
 
 def test_msvd_text_ids_in_file_order(tmp_path):
     captions = read_captions(write(tmp_path, "AllVideoDescriptions.txt", MSVD_TEXT))
-    assert captions.caption_ids == ["-4wsuPCjDBc_5_15#0", "-4wsuPCjDBc_5_15#1", "zv2RIbUsnSw_159_170#0",
-                                    "-4wsuPCjDBc_5_15#2"]
+    assert captions.caption_ids == ["-4wsuPCjDBc_5_15#0", "-4wsuPCjDBc_5_15#1", "zv2RIbUsnSw_159_170#0", "-4wsuPCjDBc_5_15#2"]
     assert captions.texts[3] == "an animal is eating"
     assert read_captions(write(tmp_path, "d.txt", MSVD_TEXT), format="msvd").caption_ids == captions.caption_ids
 
@@ -108,8 +105,7 @@ def test_msvd_test_list_keeps_only_listed_videos(tmp_path):
 
 
 def test_msvd_pickle_only_when_trusted(tmp_path):
-    path = write(tmp_path, "raw-captions.pkl", pickle.dumps({"vidA_1_2": [["a", "dog", "runs"], ["a", "puppy"]],
-                                                             "vidB_3_4": [["someone", "cooks"]]}))
+    path = write(tmp_path, "raw-captions.pkl", pickle.dumps({"vidA_1_2": [["a", "dog", "runs"], ["a", "puppy"]], "vidB_3_4": [["someone", "cooks"]]}))
     with pytest.raises(InputError, match="pass --trust-pickle") as caught:
         read_captions(path)
     assert caught.value.source == str(path)
@@ -137,13 +133,16 @@ def test_lsmdc_names_genders_and_extra_columns(tmp_path):
     assert captions.texts[0] == "His gaze steely, Jenko lowers his gun."
 
 
-@pytest.mark.parametrize("content, message", [
-    (LSMDC.replace("Schmidt ; Jenko", "Schmidt;Jenkins"), "line 3: character name 'Jenkins' does not occur"),
-    (LSMDC.replace("Jenko,male", "Jen,male"), "line 2: character name 'Jen' does not occur"),
-    (LSMDC.replace("M;m", "M"), "line 3: genders 'M' must give M or F for each of the 2 names"),
-    (LSMDC.replace("Jenko,male", "Jenko,robot"), "line 2: genders 'robot'"),
-    (LSMDC.replace(",1012_21_Jump_Street,,,", ",,,,"), "line 4: empty movie"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (LSMDC.replace("Schmidt ; Jenko", "Schmidt;Jenkins"), "line 3: character name 'Jenkins' does not occur"),
+        (LSMDC.replace("Jenko,male", "Jen,male"), "line 2: character name 'Jen' does not occur"),
+        (LSMDC.replace("M;m", "M"), "line 3: genders 'M' must give M or F for each of the 2 names"),
+        (LSMDC.replace("Jenko,male", "Jenko,robot"), "line 2: genders 'robot'"),
+        (LSMDC.replace(",1012_21_Jump_Street,,,", ",,,,"), "line 4: empty movie"),
+    ],
+)
 def test_lsmdc_bad_rows(tmp_path, content, message):
     path = write(tmp_path, "lsmdc.csv", content)
     with pytest.raises(InputError, match=message) as caught:
@@ -157,18 +156,21 @@ def test_lsmdc_format_requires_its_columns(tmp_path):
         read_captions(path, format="lsmdc")
 
 
-@pytest.mark.parametrize("name, content, kwargs, message", [
-    ("q.csv", "id,sentence\n1,a man\n", {}, "are neither caption_id,text,video_id nor the JSFUSION"),
-    ("q.csv", "caption_id,text,video_id\n", {}, "header but no captions"),
-    ("q.csv", "caption_id,text,video_id\nc1,a man,v1\nc1,a dog,v2\n", {}, "duplicate caption id 'c1'"),
-    ("q.csv", "caption_id,text,video_id\nc1,a man,\n", {}, "line 2: empty video_id"),
-    ("q.csv", "caption_id,text,video_id\nc1,a man,v1\n", {"format": "youcook"}, "unknown captions format 'youcook'"),
-    ("q.jsonl", '{"caption_id": "c1", "text": "a", "video_id": "v"}\n{oops\n', {}, "line 2: malformed JSON"),
-    ("q.json", '{"videos": []}', {}, "with a 'sentences' list"),
-    ("d.txt", "vid_only\n", {}, "line 1: expected 'VIDEO_ID caption words'"),
-    ("d.txt", "", {}, "empty file"),
-    ("q.csv", b"\xff\xfe bad", {}, "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "name, content, kwargs, message",
+    [
+        ("q.csv", "id,sentence\n1,a man\n", {}, "are neither caption_id,text,video_id nor the JSFUSION"),
+        ("q.csv", "caption_id,text,video_id\n", {}, "header but no captions"),
+        ("q.csv", "caption_id,text,video_id\nc1,a man,v1\nc1,a dog,v2\n", {}, "duplicate caption id 'c1'"),
+        ("q.csv", "caption_id,text,video_id\nc1,a man,\n", {}, "line 2: empty video_id"),
+        ("q.csv", "caption_id,text,video_id\nc1,a man,v1\n", {"format": "youcook"}, "unknown captions format 'youcook'"),
+        ("q.jsonl", '{"caption_id": "c1", "text": "a", "video_id": "v"}\n{oops\n', {}, "line 2: malformed JSON"),
+        ("q.json", '{"videos": []}', {}, "with a 'sentences' list"),
+        ("d.txt", "vid_only\n", {}, "line 1: expected 'VIDEO_ID caption words'"),
+        ("d.txt", "", {}, "empty file"),
+        ("q.csv", b"\xff\xfe bad", {}, "not UTF-8"),
+    ],
+)
 def test_bad_caption_files(tmp_path, name, content, kwargs, message):
     path = write(tmp_path, name, content)
     with pytest.raises(InputError, match=message) as caught:

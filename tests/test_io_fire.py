@@ -10,28 +10,39 @@ from tvrbench.errors import InputError
 from tvrbench.io.fire import FireRecord, RaggedInts, iter_fire, read_fire, write_fire
 
 METADATA = {
-    "source_ds": "2022-05-23", "source_data_md5": "a" * 32, "source_annotator_map_md5": "b" * 32,
-    "created_ds": "2022-06-01 10:00:00", "email": "x@example.org", "creator": "test", "website": "https://example.org",
-    "license": "CC0", "datasets": ["MSVD", "MSRVTT"],
+    "source_ds": "2022-05-23",
+    "source_data_md5": "a" * 32,
+    "source_annotator_map_md5": "b" * 32,
+    "created_ds": "2022-06-01 10:00:00",
+    "email": "x@example.org",
+    "creator": "test",
+    "website": "https://example.org",
+    "license": "CC0",
+    "datasets": ["MSVD", "MSRVTT"],
 }
 
 
 def annotation(query, video, label, labels=None, models=("CE",), dataset="MSRVTT", response=1):
     labels = list(labels or [label])
-    return {"annotator_ids": list(range(len(labels))), "label": label, "video_id": video, "query": query,
-            "annotator_labels": labels, "response_ids": [response + i for i in range(len(labels))],
-            "queue_ids": [9_000_000_000_000_000 + i for i in range(len(labels))], "models": list(models),
-            "dataset": dataset}
+    return {
+        "annotator_ids": list(range(len(labels))),
+        "label": label,
+        "video_id": video,
+        "query": query,
+        "annotator_labels": labels,
+        "response_ids": [response + i for i in range(len(labels))],
+        "queue_ids": [9_000_000_000_000_000 + i for i in range(len(labels))],
+        "models": list(models),
+        "dataset": dataset,
+    }
 
 
 def fire_document():
     annotations = [
         annotation("a man is cooking", "video1", "relevant", response=10),
-        annotation("a man is cooking", "video2", "irrelevant", ["irrelevant", "relevant", "irrelevant"],
-                   models=("CE", "SSB", "CE"), response=20),
+        annotation("a man is cooking", "video2", "irrelevant", ["irrelevant", "relevant", "irrelevant"], models=("CE", "SSB", "CE"), response=20),
         annotation("a dog runs", "v_abc_1_5", "relevant", dataset="MSVD", models=("CLIP4CLIP",), response=30),
-        annotation("a girl sings", "video3", "irrelevant", ["irrelevant", "irrelevant"], models=("SSB", "CE"),
-                   response=2**62),
+        annotation("a girl sings", "video3", "irrelevant", ["irrelevant", "irrelevant"], models=("SSB", "CE"), response=2**62),
     ]
     disagreement = annotation("a dog runs", "v_xyz_3_9", None, ["relevant", "irrelevant"], dataset="MSVD", response=40)
     del disagreement["label"]
@@ -132,30 +143,27 @@ def broken(mutate):
 
 
 BAD_DOCUMENTS = {
-    "malformed": ('{"annotations": [{"annotator_ids": [1] "label": "relevant"}]}',
-                  r"malformed JSON in annotations\[0\]: parse error"),
+    "malformed": ('{"annotations": [{"annotator_ids": [1] "label": "relevant"}]}', r"malformed JSON in annotations\[0\]: parse error"),
     "truncated": (json.dumps(fire_document())[:300], r"malformed JSON in annotations\[\d\]: parse error: premature EOF"),
-    "missing field": (broken(lambda d: d["annotations"][2].pop("video_id")),
-                      r"annotations\[2\] is missing field 'video_id'"),
+    "missing field": (broken(lambda d: d["annotations"][2].pop("video_id")), r"annotations\[2\] is missing field 'video_id'"),
     "missing label": (broken(lambda d: d["annotations"][1].pop("label")), r"annotations\[1\] is missing field 'label'"),
     "null label": (broken(lambda d: d["annotations"][2].update(label=None)), r"annotations\[2\] has label null"),
-    "unknown label": (broken(lambda d: d["annotations"][0].update(label="maybe")),
-                      r"annotations\[0\] field 'label'.*'maybe'"),
-    "unknown annotator label": (broken(lambda d: d["annotations"][1]["annotator_labels"].__setitem__(1, "yes")),
-                                r"annotations\[1\] field 'annotator_labels.1'"),
-    "string id": (broken(lambda d: d["annotations"][3].update(annotator_ids=["7"])),
-                  r"annotations\[3\] field 'annotator_ids.0'.*integer.*'7'"),
-    "float id": (broken(lambda d: d["disagreements"][0].update(queue_ids=[1.5])),
-                 r"disagreements\[0\] field 'queue_ids.0'"),
+    "unknown label": (broken(lambda d: d["annotations"][0].update(label="maybe")), r"annotations\[0\] field 'label'.*'maybe'"),
+    "unknown annotator label": (
+        broken(lambda d: d["annotations"][1]["annotator_labels"].__setitem__(1, "yes")),
+        r"annotations\[1\] field 'annotator_labels.1'",
+    ),
+    "string id": (broken(lambda d: d["annotations"][3].update(annotator_ids=["7"])), r"annotations\[3\] field 'annotator_ids.0'.*integer.*'7'"),
+    "float id": (broken(lambda d: d["disagreements"][0].update(queue_ids=[1.5])), r"disagreements\[0\] field 'queue_ids.0'"),
     "numeric video id": (broken(lambda d: d["annotations"][0].update(video_id=7)), r"field 'video_id'.*string"),
-    "disagreement with label": (broken(lambda d: d["disagreements"][0].update(label="relevant")),
-                                r"disagreements\[0\] has a label"),
+    "disagreement with label": (broken(lambda d: d["disagreements"][0].update(label="relevant")), r"disagreements\[0\] has a label"),
     "no labels": (broken(lambda d: d["annotations"][0].update(annotator_labels=[])), r"annotations\[0\] has no annotator"),
     "record not object": (broken(lambda d: d["annotations"].insert(1, "a man")), r"annotations\[1\] is 'a man'"),
-    "nested value": (broken(lambda d: d["annotations"][1].update(query={"text": "a man"})),
-                     r"annotations\[1\] field 'query': Input should be a valid string \(got \{'text': 'a man'\}\)"),
-    "nested list item": (broken(lambda d: d["annotations"][0].update(models=[["CE"]])),
-                         r"annotations\[0\] field 'models.0'.*\['CE'\]"),
+    "nested value": (
+        broken(lambda d: d["annotations"][1].update(query={"text": "a man"})),
+        r"annotations\[1\] field 'query': Input should be a valid string \(got \{'text': 'a man'\}\)",
+    ),
+    "nested list item": (broken(lambda d: d["annotations"][0].update(models=[["CE"]])), r"annotations\[0\] field 'models.0'.*\['CE'\]"),
     "section not list": (broken(lambda d: d.update(annotations={"a": 1})), r"'annotations' must be a list"),
     "no disagreements": (broken(lambda d: d.pop("disagreements")), r"no 'disagreements' list"),
     "top level list": ("[1, 2]", "expected a JSON object"),
@@ -179,8 +187,7 @@ def test_iter_fire_reports_bad_records_too(tmp_path):
         list(iter_fire(path))
 
 
-@pytest.mark.parametrize("content, message", [(b"", "empty file"), (b"  \n", "empty file"),
-                                              (pickle.dumps({"annotations": []}), "pickle")])
+@pytest.mark.parametrize("content, message", [(b"", "empty file"), (b"  \n", "empty file"), (pickle.dumps({"annotations": []}), "pickle")])
 def test_empty_and_pickled_files(tmp_path, content, message):
     path = tmp_path / "fire.json"
     path.write_bytes(content)

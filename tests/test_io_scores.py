@@ -17,9 +17,17 @@ def save(tmp_path, array, name="scores.npy"):
     return path
 
 
-@pytest.mark.parametrize("dtype, expected", [(np.float32, np.float32), (np.float64, np.float64),
-                                             (np.float16, np.float64), (np.int32, np.float64),
-                                             (np.uint8, np.float64), (">f4", np.float32)])
+@pytest.mark.parametrize(
+    "dtype, expected",
+    [
+        (np.float32, np.float32),
+        (np.float64, np.float64),
+        (np.float16, np.float64),
+        (np.int32, np.float64),
+        (np.uint8, np.float64),
+        (">f4", np.float32),
+    ],
+)
 def test_values_and_dtypes(tmp_path, dtype, expected):
     matrix = np.arange(12).reshape(3, 4).astype(dtype)
     loaded = read_scores(save(tmp_path, matrix), shape=(3, 4))
@@ -33,9 +41,14 @@ def test_fortran_order_is_read_as_the_same_matrix(tmp_path):
     assert np.array_equal(read_scores(save(tmp_path, matrix)), matrix)
 
 
-@pytest.mark.parametrize("matrix", [np.arange(12, dtype=np.float32).reshape(3, 4),
-                                    np.asfortranarray(np.random.default_rng(0).random((5, 7))),
-                                    np.arange(12, dtype=">i2").reshape(3, 4)])
+@pytest.mark.parametrize(
+    "matrix",
+    [
+        np.arange(12, dtype=np.float32).reshape(3, 4),
+        np.asfortranarray(np.random.default_rng(0).random((5, 7))),
+        np.arange(12, dtype=">i2").reshape(3, 4),
+    ],
+)
 @pytest.mark.parametrize("trailing", [b"", b"extra bytes after the array"])
 def test_digest_of_the_loaded_bytes_equals_the_file_digest(tmp_path, matrix, trailing):
     path = save(tmp_path, matrix)
@@ -78,15 +91,18 @@ def test_finite_check_can_be_left_to_the_ranking_pass(tmp_path):
         require_finite(path, loaded)
 
 
-@pytest.mark.parametrize("array, message", [
-    (np.array([[1, None]], dtype=object), "contains Python objects \\(pickle\\); tvrbench never unpickles input"),
-    (np.zeros(4), "must be a 2-D matrix.*\\(4,\\)"),
-    (np.zeros((2, 2, 2)), "must be a 2-D matrix"),
-    (np.zeros((2, 2), dtype=bool), "dtype bool"),
-    (np.zeros((2, 2), dtype=complex), "dtype complex128"),
-    (np.array([["a", "b"]]), "dtype <U1"),
-    (np.zeros((0, 3)), "is empty"),
-])
+@pytest.mark.parametrize(
+    "array, message",
+    [
+        (np.array([[1, None]], dtype=object), "contains Python objects \\(pickle\\); tvrbench never unpickles input"),
+        (np.zeros(4), "must be a 2-D matrix.*\\(4,\\)"),
+        (np.zeros((2, 2, 2)), "must be a 2-D matrix"),
+        (np.zeros((2, 2), dtype=bool), "dtype bool"),
+        (np.zeros((2, 2), dtype=complex), "dtype complex128"),
+        (np.array([["a", "b"]]), "dtype <U1"),
+        (np.zeros((0, 3)), "is empty"),
+    ],
+)
 def test_bad_arrays(tmp_path, array, message):
     path = save(tmp_path, array)
     with pytest.raises(InputError, match=message) as caught:
@@ -102,12 +118,15 @@ def test_wrong_shape_names_both_counts(tmp_path):
         read_scores(path, shape=(999, 6))
 
 
-@pytest.mark.parametrize("content, message", [
-    (pickle.dumps(np.zeros((2, 2))), "is a pickle"),
-    (b"", "empty file"),
-    (b"q1 Q0 v1 1 0.5 run\n", "is not a .npy file"),
-    (b"\x93NUMPY\x01\x00garbage", "unreadable .npy"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (pickle.dumps(np.zeros((2, 2))), "is a pickle"),
+        (b"", "empty file"),
+        (b"q1 Q0 v1 1 0.5 run\n", "is not a .npy file"),
+        (b"\x93NUMPY\x01\x00garbage", "unreadable .npy"),
+    ],
+)
 def test_not_npy_files(tmp_path, content, message):
     path = tmp_path / "scores.npy"
     path.write_bytes(content)

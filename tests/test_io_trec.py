@@ -11,8 +11,7 @@ VIDEOS = ["v1", "v2", "v3", "v4"]
 
 
 def test_qrels_round_trip(tmp_path):
-    qrels = Qrels(np.array(["c1", "c1", "c2"], dtype=object), np.array(["v2", "v3", "v1"], dtype=object),
-                  np.array([1, 0, 2], dtype=np.int32))
+    qrels = Qrels(np.array(["c1", "c1", "c2"], dtype=object), np.array(["v2", "v3", "v1"], dtype=object), np.array([1, 0, 2], dtype=np.int32))
     path = tmp_path / "extra.qrels"
     write_qrels(path, qrels)
     assert path.read_text() == "c1 0 v2 1\nc1 0 v3 0\nc2 0 v1 2\n"
@@ -49,18 +48,15 @@ def test_ir_measures_reads_our_files(tmp_path):
     ir_measures = pytest.importorskip("ir_measures")
     scores = np.random.default_rng(1).random((3, 4))
     write_run(tmp_path / "r.run", scores, QUERIES, VIDEOS)
-    write_qrels(tmp_path / "q.qrels", Qrels(np.array(QUERIES, dtype=object), np.array(["v1", "v2", "v3"], dtype=object),
-                                            np.ones(3, dtype=np.int32)))
+    write_qrels(tmp_path / "q.qrels", Qrels(np.array(QUERIES, dtype=object), np.array(["v1", "v2", "v3"], dtype=object), np.ones(3, dtype=np.int32)))
     run = list(ir_measures.read_trec_run(str(tmp_path / "r.run")))
     qrels = list(ir_measures.read_trec_qrels(str(tmp_path / "q.qrels")))
-    assert {(r.query_id, r.doc_id): r.score for r in run} == {
-        (q, v): scores[i, j] for i, q in enumerate(QUERIES) for j, v in enumerate(VIDEOS)}
+    assert {(r.query_id, r.doc_id): r.score for r in run} == {(q, v): scores[i, j] for i, q in enumerate(QUERIES) for j, v in enumerate(VIDEOS)}
     assert [(q.query_id, q.doc_id, q.relevance) for q in qrels] == [("c1", "v1", 1), ("c2", "v2", 1), ("c3", "v3", 1)]
 
 
 def test_run_to_matrix_puts_unretrieved_pairs_below_every_retrieved_one():
-    run = Run(np.array(["c2", "c1", "c1", "c2"], dtype=object), np.array(["v4", "v3", "v1", "v2"], dtype=object),
-              np.array([-5.0, 0.25, 0.75, -7.0]))
+    run = Run(np.array(["c2", "c1", "c1", "c2"], dtype=object), np.array(["v4", "v3", "v1", "v2"], dtype=object), np.array([-5.0, 0.25, 0.75, -7.0]))
     matrix = run_to_matrix(run, QUERIES, VIDEOS)
     assert matrix.dtype == np.float64
     # oracle: a plain loop
@@ -79,8 +75,7 @@ def test_run_to_matrix_puts_unretrieved_pairs_below_every_retrieved_one():
 
 
 def test_run_to_matrix_rejects_unknown_ids():
-    run = Run(np.array(["c1", "c9", "c9"], dtype=object), np.array(["v1", "v1", "v2"], dtype=object), np.ones(3),
-              "model.run")
+    run = Run(np.array(["c1", "c9", "c9"], dtype=object), np.array(["v1", "v1", "v2"], dtype=object), np.ones(3), "model.run")
     with pytest.raises(InputError, match=r"model.run: 1 query ids not in the queries \(captions\) given \(e.g. 'c9'"):
         run_to_matrix(run, QUERIES, VIDEOS)
     run.query_ids[1:] = "c2"
@@ -89,17 +84,20 @@ def test_run_to_matrix_rejects_unknown_ids():
         run_to_matrix(run, QUERIES, VIDEOS)
 
 
-@pytest.mark.parametrize("reader, content, message", [
-    (read_qrels, "c1 0 v1\n", "line 1: expected 4 fields"),
-    (read_qrels, "c1 0 v1 1\nc1 0 v2 yes\n", "line 2: relevance 'yes' is not a valid int32"),
-    (read_qrels, "c1 0 v1 1\n\nc1 0 v1 0\n", r"line 3: \(c1, v1\) appears again \(first on line 1\)"),
-    (read_qrels, "\n \n", "empty file"),
-    (read_run, "c1 Q0 v1 1 0.5\n", "line 1: expected 6 fields"),
-    (read_run, "c1 Q0 v1 1 0.5 t\nc1 Q0 v2 2 high t\n", "line 2: score 'high' is not a valid float64"),
-    (read_run, "c1 Q0 v1 first 0.5 t\n", "line 1: rank 'first' is not a valid int64"),
-    (read_run, "c1 Q0 v1 1 0.5 t\nc1 Q0 v2 2 nan t\n", "line 2: score nan is not finite"),
-    (read_run, "c1 Q0 v1 1 0.5 t\nc1 Q0 v1 2 0.4 t\n", "line 2: .* appears again"),
-])
+@pytest.mark.parametrize(
+    "reader, content, message",
+    [
+        (read_qrels, "c1 0 v1\n", "line 1: expected 4 fields"),
+        (read_qrels, "c1 0 v1 1\nc1 0 v2 yes\n", "line 2: relevance 'yes' is not a valid int32"),
+        (read_qrels, "c1 0 v1 1\n\nc1 0 v1 0\n", r"line 3: \(c1, v1\) appears again \(first on line 1\)"),
+        (read_qrels, "\n \n", "empty file"),
+        (read_run, "c1 Q0 v1 1 0.5\n", "line 1: expected 6 fields"),
+        (read_run, "c1 Q0 v1 1 0.5 t\nc1 Q0 v2 2 high t\n", "line 2: score 'high' is not a valid float64"),
+        (read_run, "c1 Q0 v1 first 0.5 t\n", "line 1: rank 'first' is not a valid int64"),
+        (read_run, "c1 Q0 v1 1 0.5 t\nc1 Q0 v2 2 nan t\n", "line 2: score nan is not finite"),
+        (read_run, "c1 Q0 v1 1 0.5 t\nc1 Q0 v1 2 0.4 t\n", "line 2: .* appears again"),
+    ],
+)
 def test_bad_files(tmp_path, reader, content, message):
     path = tmp_path / "file.txt"
     path.write_text(content)

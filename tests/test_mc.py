@@ -143,8 +143,14 @@ def test_blind_scorer_uses_other_captions_of_the_video(tmp_path):
     assert result["n"] == len(split.instances) == 5
 
 
-FLUENT = ["a man is cooking in the kitchen", "a dog runs on the grass", "a woman is singing on stage",
-          "two men are playing tennis", "a girl is riding a horse", "a cat is sleeping on the bed"]
+FLUENT = [
+    "a man is cooking in the kitchen",
+    "a dog runs on the grass",
+    "a woman is singing on stage",
+    "two men are playing tennis",
+    "a girl is riding a horse",
+    "a cat is sleeping on the bed",
+]
 
 
 def fluent_split(path: Path) -> list[MCInstance]:
@@ -161,8 +167,8 @@ def fluent_split(path: Path) -> list[MCInstance]:
 
 def test_lm_scorer_picks_the_option_the_lm_finds_most_probable(tmp_path, monkeypatch):
     from tvrbench import resources
-    from tvrbench.generators.lm import load_language_model, mean_logprobs
     from tvrbench.evaluation.mc import lm_scores
+    from tvrbench.generators.lm import load_language_model, mean_logprobs
 
     monkeypatch.setattr(resources, "sentence_model", lambda *_: pytest.fail("a split without contrast options needs no sentence model"))
     instances = fluent_split(tmp_path / "mc.tsv")

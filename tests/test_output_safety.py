@@ -67,13 +67,36 @@ def collisions(d: Path) -> list[list[str]]:
     return [
         ["fire", "labels", "to-qrels", "--fire", d / "fire.json", "--out", d / "fire.json"],
         ["proxies", "--captions", d / "captions.csv", "--proxy", "bow", "--out", d / "captions.npy", "--config", d / "captions.json"],
-        ["evaluate", "--queries", d / "captions.csv", "--videos", d / "videos.txt", "--scores", d / "scores_strong.npy",
-         "--json", d / "o", "--per-query", d / "o"],
+        [
+            "evaluate",
+            "--queries",
+            d / "captions.csv",
+            "--videos",
+            d / "videos.txt",
+            "--scores",
+            d / "scores_strong.npy",
+            "--json",
+            d / "o",
+            "--per-query",
+            d / "o",
+        ],
         ["mc", "build", "--captions", d / "captions.csv", "--kind", "random", "--out", d / "captions.csv"],
         ["contrast", "gender", "--captions", d / "fire.json.partial", "--out", d / "fire.json"],
         ["report", "--out", d / "fire.json", "--analysis", f"a={d / 'fire.json'}"],
-        ["fire", "compare", "--queries", d / "captions.csv", "--videos", d / "videos.txt", "--scores", f"m={d / 'scores_strong.npy'}",
-         "--fire", d / "fire.json", "--json", d / "videos.txt"],
+        [
+            "fire",
+            "compare",
+            "--queries",
+            d / "captions.csv",
+            "--videos",
+            d / "videos.txt",
+            "--scores",
+            f"m={d / 'scores_strong.npy'}",
+            "--fire",
+            d / "fire.json",
+            "--json",
+            d / "videos.txt",
+        ],
     ]
 
 
@@ -110,8 +133,9 @@ def test_unwritable_outputs_are_refused_before_any_work(tmp_path, capsys):
     evaluate = ["evaluate", "--queries", CAPTIONS, "--videos", VIDEOS, "--scores", SCORES]
     assert "is a folder" in one_line_error(capsys, *evaluate, "--json", tmp_path / "a.json", "--per-query", tmp_path / "folder")
     assert "is a file, not a folder" in one_line_error(capsys, *evaluate, "--json", tmp_path / "file" / "x.json")
-    assert "must be a folder" in one_line_error(capsys, "fire", "bootstrap", "--queries", CAPTIONS, "--videos", VIDEOS,
-                                                 "--scores", SCORES, "--plots", tmp_path / "file")
+    assert "must be a folder" in one_line_error(
+        capsys, "fire", "bootstrap", "--queries", CAPTIONS, "--videos", VIDEOS, "--scores", SCORES, "--plots", tmp_path / "file"
+    )
     assert "is a folder" in one_line_error(capsys, "contrast", "gender", "--captions", CAPTIONS, "--out", tmp_path / "folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "folder"]  # no first output, no .partial
 
@@ -133,8 +157,20 @@ def test_names_from_data_never_leave_their_folder(tmp_path, capsys):
     (tmp_path / "fire.json").write_text(json.dumps(fire))
     plots = tmp_path / "deep" / "plots"
     common = ["--queries", CAPTIONS, "--videos", VIDEOS]
-    line = one_line_error(capsys, "fire", "length", *common, "--scores", SCORES, "--scores", str(sample_path("scores_objectonly.npy")),
-                          "--fire", tmp_path / "fire.json", "--plots", plots)
+    line = one_line_error(
+        capsys,
+        "fire",
+        "length",
+        *common,
+        "--scores",
+        SCORES,
+        "--scores",
+        str(sample_path("scores_objectonly.npy")),
+        "--fire",
+        tmp_path / "fire.json",
+        "--plots",
+        plots,
+    )
     assert "../../escaped" in line and "cannot be part of a file name" in line
     assert "model name" in one_line_error(capsys, "fire", "bootstrap", *common, "--scores", f"../../m={SCORES}", "--plots", plots)
     mc = tmp_path / "mc.tsv"
@@ -203,17 +239,20 @@ def test_publish_refuses_plain_http_to_another_host(tmp_path, mc_file, capsys, m
 # --------------------------------------------------------------------------- one line, exit 2
 
 
-@pytest.mark.parametrize("args", [
-    ["fire", "bootstrap", "--queries", CAPTIONS],                           # missing option
-    ["no-such-command"],
-    ["evaluate", "--nope"],                                                 # unknown option
-    ["evaluate", "--queries"],                                              # option without its value
-    ["proxies", "--captions", CAPTIONS, "--proxy", "zzz", "--out", "x.npy"],  # bad choice
-    ["fire", "ranks", "--max-rank", "zero"],                                # not an int
-    ["fire", "ranks", "--max-rank", "0"],                                   # out of range
-    ["proxy-study", "triplets", "--matrix", "m.npy", "--threshold", "nan", "--out", "t.csv"],
-    ["mc", "build", "--captions", CAPTIONS, "--kind", "random", "--out", "m.tsv", "--seed", "-1"],  # numpy refuses it
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["fire", "bootstrap", "--queries", CAPTIONS],  # missing option
+        ["no-such-command"],
+        ["evaluate", "--nope"],  # unknown option
+        ["evaluate", "--queries"],  # option without its value
+        ["proxies", "--captions", CAPTIONS, "--proxy", "zzz", "--out", "x.npy"],  # bad choice
+        ["fire", "ranks", "--max-rank", "zero"],  # not an int
+        ["fire", "ranks", "--max-rank", "0"],  # out of range
+        ["proxy-study", "triplets", "--matrix", "m.npy", "--threshold", "nan", "--out", "t.csv"],
+        ["mc", "build", "--captions", CAPTIONS, "--kind", "random", "--out", "m.tsv", "--seed", "-1"],  # numpy refuses it
+    ],
+)
 def test_usage_errors_are_one_line(capsys, args):
     assert "--help" in one_line_error(capsys, *args)
 
@@ -226,26 +265,40 @@ def test_input_problems_are_one_line(tmp_path, capsys):
     assert "greater than or equal to 1" in one_line_error(capsys, *bootstrap, "--sizes", "0")
     assert "less than or equal to" in one_line_error(capsys, *bootstrap, "--sizes", "99999999999999999999")
     (tmp_path / "seed.yaml").write_text("seed: -3\n")
-    assert "seed" in one_line_error(capsys, "contrast", "gender", "--captions", CAPTIONS, "--out", tmp_path / "g.jsonl",
-                                    "--config", tmp_path / "seed.yaml")
+    assert "seed" in one_line_error(
+        capsys, "contrast", "gender", "--captions", CAPTIONS, "--out", tmp_path / "g.jsonl", "--config", tmp_path / "seed.yaml"
+    )
     tabbed = tmp_path / "tab.csv"
     tabbed.write_text("caption_id,text,video_id\n" + "".join(f'c{i},"a man\tis cooking {i}",v{i}\n' for i in range(6)))
     assert "tab" in one_line_error(capsys, "mc", "build", "--captions", tabbed, "--kind", "random", "--out", tmp_path / "mc.tsv")
     characters = tmp_path / "characters.csv"
     characters.write_bytes(b"movie,name,gender\nm,\xff\xfe,f\n")
-    assert "not UTF-8" in one_line_error(capsys, "contrast", "id", "--captions", CAPTIONS, "--characters", characters,
-                                         "--out", tmp_path / "id.jsonl")
-    assert "no such model folder" in one_line_error(capsys, "proxies", "--captions", CAPTIONS, "--proxy", "embedding",
-                                                    "--embedding-model", tmp_path / "missing-model", "--out", tmp_path / "e.npy")
+    assert "not UTF-8" in one_line_error(capsys, "contrast", "id", "--captions", CAPTIONS, "--characters", characters, "--out", tmp_path / "id.jsonl")
+    assert "no such model folder" in one_line_error(
+        capsys,
+        "proxies",
+        "--captions",
+        CAPTIONS,
+        "--proxy",
+        "embedding",
+        "--embedding-model",
+        tmp_path / "missing-model",
+        "--out",
+        tmp_path / "e.npy",
+    )
     kit, rankings = tmp_path / "kit.csv", tmp_path / "rankings.csv"
     kit.write_text("video_id,caption_id,proxy_score\nv1,c1,0.5\n")
     rankings.write_text("annotator,video_id,caption_id,rank\na,v1,c1,first\n")
     assert "rank 'first'" in one_line_error(capsys, "proxy-study", "human-score", "--kit", kit, "--rankings", rankings)
     queries_with_spaces = tmp_path / "spaced.jsonl"
-    queries_with_spaces.write_text("".join(json.dumps({"caption_id": f"cap {i:03d}", "text": t, "video_id": "v"}) + "\n"
-                                           for i, t in enumerate(["a man is cooking", "a woman sings"])))
-    assert "whitespace" in one_line_error(capsys, "fire", "labels", "to-qrels", "--fire", FIRE, "--queries", queries_with_spaces,
-                                          "--out", tmp_path / "q.qrels")
+    queries_with_spaces.write_text(
+        "".join(
+            json.dumps({"caption_id": f"cap {i:03d}", "text": t, "video_id": "v"}) + "\n" for i, t in enumerate(["a man is cooking", "a woman sings"])
+        )
+    )
+    assert "whitespace" in one_line_error(
+        capsys, "fire", "labels", "to-qrels", "--fire", FIRE, "--queries", queries_with_spaces, "--out", tmp_path / "q.qrels"
+    )
 
 
 # --------------------------------------------------------------------------- sidecars and partial files read back
@@ -254,10 +307,8 @@ def test_input_problems_are_one_line(tmp_path, capsys):
 def test_foreign_or_malformed_sidecars_are_one_line(tmp_path, capsys):
     relevance = tmp_path / "rel.npy"
     np.save(relevance, np.load(sample_path("relevance.npy")))
-    evaluate = ["evaluate", "--queries", CAPTIONS, "--videos", VIDEOS, "--scores", SCORES, "--relevance", relevance,
-                "--json", tmp_path / "o.json"]
-    for sidecar in ("{not json", "[1, 2]", json.dumps({"rows": "videos", "row_ids": [1, 2], "col_ids": "x"}),
-                    json.dumps({"proxy": {"a": 1}})):
+    evaluate = ["evaluate", "--queries", CAPTIONS, "--videos", VIDEOS, "--scores", SCORES, "--relevance", relevance, "--json", tmp_path / "o.json"]
+    for sidecar in ("{not json", "[1, 2]", json.dumps({"rows": "videos", "row_ids": [1, 2], "col_ids": "x"}), json.dumps({"proxy": {"a": 1}})):
         (tmp_path / "rel.json").write_text(sidecar)
         one_line_error(capsys, *evaluate)
     (tmp_path / "rel.json").write_text(json.dumps({"proxy": "bow", "shape": [1, 1]}))
@@ -267,8 +318,11 @@ def test_foreign_or_malformed_sidecars_are_one_line(tmp_path, capsys):
     (tmp_path / "mc.tsv.json").write_text('"a foreign sidecar"')
     assert "JSON object" in one_line_error(capsys, "report", "--out", tmp_path / "r.html", "--mc", f"m={mc}")
     (tmp_path / "mc.tsv.json").write_text(json.dumps({"instances": [3] * 36, "plausibility": {"lm": 1}}))
-    for command in (["report", "--out", tmp_path / "r.html", "--mc", f"m={mc}"], ["publish", "--out", tmp_path / "hf", "--mc", mc],
-                    ["mc", "score", "--mc", mc, "--scorer", "blind", "--json", tmp_path / "s.json"]):
+    for command in (
+        ["report", "--out", tmp_path / "r.html", "--mc", f"m={mc}"],
+        ["publish", "--out", tmp_path / "hf", "--mc", mc],
+        ["mc", "score", "--mc", mc, "--scorer", "blind", "--json", tmp_path / "s.json"],
+    ):
         assert "mc.tsv.json" in one_line_error(capsys, *command)
     np.save(tmp_path / "mc_scores.npy", np.zeros((3, 5, 1)))
     one_line_error(capsys, "mc", "score", "--mc", mc, "--scores", tmp_path / "mc_scores.npy", "--json", tmp_path / "s.json")
@@ -278,8 +332,12 @@ def test_a_corrupt_partial_file_is_redone_not_fatal(tmp_path, capsys):
     clean, damaged = tmp_path / "clean.jsonl", tmp_path / "damaged.jsonl"
     assert run(["contrast", "gender", "--captions", CAPTIONS, "--out", str(clean)]) == 0
     signature = json.loads((tmp_path / "clean.jsonl.json").read_text())["signature"]
-    lines = [json.dumps({"signature": signature}), json.dumps({"caption_id": "cap000", "record": {"kind": 3}}),
-             json.dumps(["not", "an", "entry"]), "\xff garbage"]
+    lines = [
+        json.dumps({"signature": signature}),
+        json.dumps({"caption_id": "cap000", "record": {"kind": 3}}),
+        json.dumps(["not", "an", "entry"]),
+        "\xff garbage",
+    ]
     (tmp_path / "damaged.jsonl.partial").write_text("\n".join(lines) + "\n", encoding="latin-1")
     assert run(["contrast", "gender", "--captions", CAPTIONS, "--out", str(damaged)]) == 0
     assert damaged.read_bytes() == clean.read_bytes() and not (tmp_path / "damaged.jsonl.partial").exists()
@@ -291,8 +349,9 @@ def test_a_corrupt_proxy_progress_file_starts_over(tmp_path):
     assert run([*args, "--out", str(clean)]) == 0
     (tmp_path / "resumed.npy.partial").write_bytes(b"\x93NUMPY garbage")
     state = json.loads((tmp_path / "clean.json").read_text())
-    (tmp_path / "resumed.npy.partial.json").write_text(json.dumps(
-        {"signature": state["signature"], "shape": state["shape"], "dtype": "float32", "offset": "x", "rows_done": 10**9}))
+    (tmp_path / "resumed.npy.partial.json").write_text(
+        json.dumps({"signature": state["signature"], "shape": state["shape"], "dtype": "float32", "offset": "x", "rows_done": 10**9})
+    )
     assert run([*args, "--out", str(resumed)]) == 0
     assert np.array_equal(np.load(clean), np.load(resumed))
 
@@ -302,8 +361,20 @@ def test_a_corrupt_proxy_progress_file_starts_over(tmp_path):
 
 def test_complex_features_and_template_titles(tmp_path, capsys):
     np.save(tmp_path / "features.npy", np.ones((36, 4), dtype=complex))
-    assert "real numbers" in one_line_error(capsys, "proxies", "--captions", CAPTIONS, "--proxy", "visual", "--level", "video",
-                                            "--features", tmp_path / "features.npy", "--out", tmp_path / "v.npy")
+    assert "real numbers" in one_line_error(
+        capsys,
+        "proxies",
+        "--captions",
+        CAPTIONS,
+        "--proxy",
+        "visual",
+        "--level",
+        "video",
+        "--features",
+        tmp_path / "features.npy",
+        "--out",
+        tmp_path / "v.npy",
+    )
     results = tmp_path / "r.json"
     results.write_text(json.dumps({"metrics": {"C@1": 0.5}, "signature": "s"}))
     assert run(["report", "--out", str(tmp_path / "r.html"), "--title", "{{BODY}} and {{DATA}}", "--results", f"m={results}"]) == 0
@@ -316,8 +387,9 @@ def test_human_kit_checks_the_texts_not_only_the_ids(tmp_path, capsys):
     assert run(["proxies", "--captions", CAPTIONS, "--proxy", "bow", "--level", "video", "--out", str(matrix)]) == 0
     edited = tmp_path / "captions.csv"
     edited.write_text(Path(CAPTIONS).read_text().replace("a man is cooking", "a dog is sleeping", 1))
-    assert "texts differ" in one_line_error(capsys, "proxy-study", "human-kit", "--matrix", matrix, "--captions", edited,
-                                            "--out", tmp_path / "kit.csv")
+    assert "texts differ" in one_line_error(
+        capsys, "proxy-study", "human-kit", "--matrix", matrix, "--captions", edited, "--out", tmp_path / "kit.csv"
+    )
     assert run(["proxy-study", "human-kit", "--matrix", str(matrix), "--captions", CAPTIONS, "--out", str(tmp_path / "kit.csv")]) == 0
 
 
@@ -327,8 +399,14 @@ def test_human_kit_checks_the_texts_not_only_the_ids(tmp_path, capsys):
 def tvrbench(*args: str) -> subprocess.Popen:
     """The program in a child process that takes Ctrl-C as a terminal would deliver it (a test run
     in the background inherits SIGINT ignored; the child gets Python's default handler back)."""
-    return subprocess.Popen([sys.executable, "-m", "tvrbench", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler))
+    return subprocess.Popen(
+        [sys.executable, "-m", "tvrbench", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler),
+    )
 
 
 def test_ctrl_c_stops_the_demo_with_130_and_one_line(tmp_path):

@@ -41,8 +41,10 @@ def test_a_command_line_imports_only_its_command_and_what_it_uses():
         "print(sorted(m for m in ('numba', 'scipy', 'tvrbench.cli.contrast', 'tvrbench.cli.evaluate', 'tvrbench.cli.fire',"
         " 'tvrbench.cli.proxies') if m in sys.modules))"
     )
-    imported = lambda *argv: subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,  # noqa: E731
-                                            check=True).stdout.strip()
+
+    def imported(*argv: str) -> str:
+        return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True).stdout.strip()
+
     assert imported("fire", "agreement") == "['tvrbench.cli.fire']"
     assert imported("evaluate") == "['tvrbench.cli.evaluate']"
     assert imported().endswith("'tvrbench.cli.contrast', 'tvrbench.cli.evaluate', 'tvrbench.cli.fire', 'tvrbench.cli.proxies']")

@@ -142,9 +142,18 @@ def test_meteor_stages_on_crafted_pairs(wn):
     """Stem and synonym stages, repeated words and word order, where NLTK's alignment order matters."""
     from nltk.translate.meteor_score import single_meteor_score
 
-    texts = ["the dogs are running fast", "a dog runs quickly the the", "Man puts the cup on the table the",
-             "a person places a mug on a table", "cup the on table puts man", "the the the", "", "a big automobile",
-             "car big a car", "running dog dog running"]
+    texts = [
+        "the dogs are running fast",
+        "a dog runs quickly the the",
+        "Man puts the cup on the table the",
+        "a person places a mug on a table",
+        "cup the on table puts man",
+        "the the the",
+        "",
+        "a big automobile",
+        "car big a car",
+        "running dog dog running",
+    ]
     got = proxy_matrix(texts, "met", dtype=np.float64, wordnet=wn)
     for i, ref in enumerate(texts):
         for j, hyp in enumerate(texts):
@@ -179,8 +188,10 @@ def test_video_level_bow_and_pos_follow_the_25_percent_rule(captions, full_nlp):
     texts = captions[:150]
     owners = pseudo_videos(len(texts))
     docs = [full_nlp(t) for t in texts]
-    per_part = {"bow": [[reference_non_stop(t, full_nlp.Defaults.stop_words) for t in texts]],
-                "pos": [[reference_pos(d, "VERB") for d in docs], [reference_pos(d, "NOUN") for d in docs]]}
+    per_part = {
+        "bow": [[reference_non_stop(t, full_nlp.Defaults.stop_words) for t in texts]],
+        "pos": [[reference_pos(d, "VERB") for d in docs], [reference_pos(d, "NOUN") for d in docs]],
+    }
     parsed = parse_captions(texts)
     for proxy, columns in per_part.items():
         videos, _ = reference_video_sets(columns[0], owners)

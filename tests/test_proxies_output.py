@@ -16,13 +16,20 @@ import yaml
 
 from tvrbench.cli import main
 from tvrbench.errors import InputError
-from tvrbench.proxies import ProxyConfig, build_proxy, load_config, parse_captions, write_proxy
-from tvrbench.proxies import studies
+from tvrbench.proxies import ProxyConfig, build_proxy, load_config, parse_captions, studies, write_proxy
 
 ROOT = Path(__file__).resolve().parents[1]
 TVRBENCH = str(Path(sys.executable).with_name("tvrbench"))
-TEXTS = ["a man is playing a guitar", "a man plays guitar on stage", "a woman is cooking pasta", "someone cooks food in a kitchen",
-         "a dog runs in the park", "dogs are running on grass", "a man is playing a guitar", "cars race on a track"]
+TEXTS = [
+    "a man is playing a guitar",
+    "a man plays guitar on stage",
+    "a woman is cooking pasta",
+    "someone cooks food in a kitchen",
+    "a dog runs in the park",
+    "dogs are running on grass",
+    "a man is playing a guitar",
+    "cars race on a track",
+]
 VIDEOS = ["v0", "v0", "v1", "v1", "v2", "v2", "v3", "v4"]
 
 
@@ -188,7 +195,7 @@ def test_pos_weights_are_applied():
 
 def test_class_csv_replaces_wordnet_senses(tmp_path):
     classes = tmp_path / "verb_classes.csv"
-    classes.write_text('id,key,instances\n0,put,"[\'put\', \'place\']"\n1,take,"[\'take\', \'grab\']"\n')
+    classes.write_text("id,key,instances\n0,put,\"['put', 'place']\"\n1,take,\"['take', 'grab']\"\n")
     texts = ["a man puts a cup on the table", "a woman places a cup on the table", "a man grabs a cup"]
     parsed = parse_captions(texts)
     assert parsed.pos[0][2] == parsed.pos[1][2] == "VERB"
@@ -198,7 +205,7 @@ def test_class_csv_replaces_wordnet_senses(tmp_path):
     assert got[0, 1] == 1.0 and got[0, 2] == 0.0
     assert "classes:VERB=verb_classes.csv" in str(with_classes.signature)
     bad = tmp_path / "bad.csv"
-    bad.write_text('id,key,instances\n0,put,"__import__(\'os\')"\n')
+    bad.write_text("id,key,instances\n0,put,\"__import__('os')\"\n")
     with pytest.raises(InputError, match="list of words"):
         build_proxy(parsed, "syn", config=ProxyConfig(classes={"VERB": str(bad)}))
 
@@ -228,8 +235,19 @@ def test_cli_video_level_feeds_evaluate(tmp_path):
     scores = np.random.default_rng(0).normal(size=(6, 6))
     np.save(tmp_path / "S.npy", scores)
     (tmp_path / "videos.txt").write_text("\n".join(videos) + "\n")
-    completed = run("evaluate", "--scores", str(tmp_path / "S.npy"), "--queries", str(captions), "--videos",
-                    str(tmp_path / "videos.txt"), "--relevance", str(tmp_path / "R.npy"), "--json", str(tmp_path / "E.json"))
+    completed = run(
+        "evaluate",
+        "--scores",
+        str(tmp_path / "S.npy"),
+        "--queries",
+        str(captions),
+        "--videos",
+        str(tmp_path / "videos.txt"),
+        "--relevance",
+        str(tmp_path / "R.npy"),
+        "--json",
+        str(tmp_path / "E.json"),
+    )
     assert completed.returncode == 0, completed.stderr
     result = json.loads((tmp_path / "E.json").read_text())
     assert "nDCG" in result["metrics"] and "proxy" in result["signature"]
@@ -244,8 +262,19 @@ def test_cli_parquet_relevance_feeds_evaluate_as_the_dense_matrix(tmp_path):
     metrics = {}
     for out, options in (("R.npy", []), ("P.parquet", ["--threshold", "0"])):
         assert main_exit("proxies", "--captions", str(captions), "--proxy", "bow", "--level", "video", "--out", str(tmp_path / out), *options) == 0
-        completed = run("evaluate", "--scores", str(tmp_path / "S.npy"), "--queries", str(captions), "--videos", str(tmp_path / "videos.txt"),
-                        "--relevance", str(tmp_path / out), "--json", str(tmp_path / f"{out}.json"))
+        completed = run(
+            "evaluate",
+            "--scores",
+            str(tmp_path / "S.npy"),
+            "--queries",
+            str(captions),
+            "--videos",
+            str(tmp_path / "videos.txt"),
+            "--relevance",
+            str(tmp_path / out),
+            "--json",
+            str(tmp_path / f"{out}.json"),
+        )
         assert completed.returncode == 0, completed.stderr
         metrics[out] = json.loads((tmp_path / f"{out}.json").read_text())["metrics"]
     assert metrics["P.parquet"] == metrics["R.npy"] and "nDCG" in metrics["R.npy"]
@@ -267,10 +296,17 @@ def test_cli_bad_input_is_one_line_without_traceback(tmp_path):
     assert not (tmp_path / "M.npy").exists()
 
 
-@pytest.mark.parametrize("option, message", [(("--spacy-model", "xx_missing_pipeline"), "spacy download xx_missing_pipeline"),
-                                             (("--dtype", "int8"), "dtype"), (("--level", "video", "--proxy", "visual"), "features"),
-                                             (("--threshold", "0.5"), ".npz or FILE.parquet"), (("--threshold", "1.5"), "not a similarity in [0, 1]"),
-                                             (("--workers", "1", "--scheduler", "tcp://127.0.0.1:9"), "give one")])
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        (("--spacy-model", "xx_missing_pipeline"), "spacy download xx_missing_pipeline"),
+        (("--dtype", "int8"), "dtype"),
+        (("--level", "video", "--proxy", "visual"), "features"),
+        (("--threshold", "0.5"), ".npz or FILE.parquet"),
+        (("--threshold", "1.5"), "not a similarity in [0, 1]"),
+        (("--workers", "1", "--scheduler", "tcp://127.0.0.1:9"), "give one"),
+    ],
+)
 def test_cli_bad_options_are_one_clear_line(tmp_path, capsys, option, message):
     captions = write_captions(tmp_path / "C.csv")
     proxy = [] if "--proxy" in option else ["--proxy", "pos"]
@@ -388,20 +424,54 @@ def test_study_commands_write_plots_and_json(tmp_path):
     for proxy in ("bow", "pos"):
         assert main_exit("proxies", "--captions", str(captions), "--proxy", proxy, "--level", "video", "--out", str(tmp_path / f"{proxy}.npy")) == 0
     matrices = [f"BoW={tmp_path / 'bow.npy'}", f"PoS={tmp_path / 'pos.npy'}"]
-    assert main_exit("proxy-study", "curve", *sum((["--matrix", m] for m in matrices), []), "--plot", str(tmp_path / "curve.svg"),
-                     "--json", str(tmp_path / "curve.json")) == 0
+    assert (
+        main_exit(
+            "proxy-study",
+            "curve",
+            *sum((["--matrix", m] for m in matrices), []),
+            "--plot",
+            str(tmp_path / "curve.svg"),
+            "--json",
+            str(tmp_path / "curve.json"),
+        )
+        == 0
+    )
     assert (tmp_path / "curve.svg").read_text().lstrip().startswith("<?xml")
     assert set(json.loads((tmp_path / "curve.json").read_text())["mean_relevant"]) == {"BoW", "PoS"}
     assert main_exit("proxy-study", "correlation", *sum((["--matrix", m] for m in matrices), []), "--plot", str(tmp_path / "corr.png")) == 0
     assert (tmp_path / "corr.png").read_bytes()[:4] == b"\x89PNG"
     np.save(tmp_path / "S.npy", np.random.default_rng(0).normal(size=(6, 6)))
-    assert main_exit("proxy-study", "gmr", "--scores", f"model={tmp_path / 'S.npy'}", "--relevance", str(tmp_path / "pos.npy"),
-                     "--plot", str(tmp_path / "gmr.png")) == 0
+    assert (
+        main_exit(
+            "proxy-study",
+            "gmr",
+            "--scores",
+            f"model={tmp_path / 'S.npy'}",
+            "--relevance",
+            str(tmp_path / "pos.npy"),
+            "--plot",
+            str(tmp_path / "gmr.png"),
+        )
+        == 0
+    )
     assert (tmp_path / "gmr_t2v.png").is_file() and (tmp_path / "gmr_v2t.png").is_file()
     assert main_exit("proxy-study", "triplets", "--matrix", str(tmp_path / "pos.npy"), "--threshold", "0.3", "--out", str(tmp_path / "t.csv")) == 0
     assert (tmp_path / "t.csv").read_text().startswith("video_id,positive_caption_id,negative_caption_id")
-    assert main_exit("proxy-study", "human-kit", "--matrix", str(tmp_path / "pos.npy"), "--captions", str(captions), "--videos", "3",
-                     "--out", str(tmp_path / "kit.csv")) == 0
+    assert (
+        main_exit(
+            "proxy-study",
+            "human-kit",
+            "--matrix",
+            str(tmp_path / "pos.npy"),
+            "--captions",
+            str(captions),
+            "--videos",
+            "3",
+            "--out",
+            str(tmp_path / "kit.csv"),
+        )
+        == 0
+    )
     with open(tmp_path / "kit.csv", encoding="utf-8") as handle:
         kit = list(csv.DictReader(handle))
     assert len(kit) == 15 and {r["slot"] for r in kit} == set(studies.HUMAN_SLOTS)
@@ -411,7 +481,18 @@ def test_study_commands_write_plots_and_json(tmp_path):
         for annotator in ("a", "b"):
             for row in kit:
                 writer.writerow([annotator, row["video_id"], row["caption_id"], studies.HUMAN_SLOTS.index(row["slot"]) + 1])
-    assert main_exit("proxy-study", "human-score", "--kit", str(tmp_path / "kit.csv"), "--rankings", str(tmp_path / "rankings.csv"),
-                     "--json", str(tmp_path / "human.json")) == 0
+    assert (
+        main_exit(
+            "proxy-study",
+            "human-score",
+            "--kit",
+            str(tmp_path / "kit.csv"),
+            "--rankings",
+            str(tmp_path / "rankings.csv"),
+            "--json",
+            str(tmp_path / "human.json"),
+        )
+        == 0
+    )
     human = json.loads((tmp_path / "human.json").read_text())
     assert human["pairs"] == human["consistent_pairs"] == 30

@@ -15,28 +15,40 @@ from tvrbench.data import load_sample, sample_path
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import write_json
 from tvrbench.io.mc import MCInstance, read_mc, write_mc
-from tvrbench.publish import (
-    contrast_artifact,
-    fire_qrels_artifact,
-    mc_artifact,
-    qrels_artifact,
-    relevance_artifact,
-    results_artifact,
-    write_dataset,
-)
+from tvrbench.publish import contrast_artifact, fire_qrels_artifact, mc_artifact, qrels_artifact, relevance_artifact, results_artifact, write_dataset
 from tvrbench.signature import Signature
 
 CONTRASTS = [
-    {"caption_id": "cap000", "video_id": "video01", "original": "a man is cooking", "contrast": "a woman is cooking",
-     "kind": "gender", "edit": [{"from": "man", "to": "woman", "tokens": [1, 2], "chars": [2, 5], "contrast_chars": [2, 7]}],
-     "filters": {}, "details": {"targets": 1}},
-    {"caption_id": "cap001", "video_id": "video01", "original": "a man chops onions with a knife",
-     "contrast": "a man peels onions with a knife", "kind": "verb",
-     "edit": [{"from": "chops", "to": "peels", "tokens": [2, 3], "chars": [6, 11], "contrast_chars": [6, 11]}],
-     "filters": {"has-verb": {"passed": True, "score": None}, "meaning-changed": {"passed": True, "score": 0.31, "antonym": False}},
-     "details": {"generator": "wordnet", "rank": 3}},
-    {"caption_id": "cap002", "video_id": "video01", "original": "he cuts ünïcode", "contrast": "she cuts ünïcode", "kind": "gender",
-     "edit": [], "filters": {}, "details": {}},
+    {
+        "caption_id": "cap000",
+        "video_id": "video01",
+        "original": "a man is cooking",
+        "contrast": "a woman is cooking",
+        "kind": "gender",
+        "edit": [{"from": "man", "to": "woman", "tokens": [1, 2], "chars": [2, 5], "contrast_chars": [2, 7]}],
+        "filters": {},
+        "details": {"targets": 1},
+    },
+    {
+        "caption_id": "cap001",
+        "video_id": "video01",
+        "original": "a man chops onions with a knife",
+        "contrast": "a man peels onions with a knife",
+        "kind": "verb",
+        "edit": [{"from": "chops", "to": "peels", "tokens": [2, 3], "chars": [6, 11], "contrast_chars": [6, 11]}],
+        "filters": {"has-verb": {"passed": True, "score": None}, "meaning-changed": {"passed": True, "score": 0.31, "antonym": False}},
+        "details": {"generator": "wordnet", "rank": 3},
+    },
+    {
+        "caption_id": "cap002",
+        "video_id": "video01",
+        "original": "he cuts ünïcode",
+        "contrast": "she cuts ünïcode",
+        "kind": "gender",
+        "edit": [],
+        "filters": {},
+        "details": {},
+    },
 ]
 
 
@@ -55,8 +67,10 @@ def sample():
 def inputs(tmp_path_factory, sample):
     """One file of every artifact type, written the way the other commands write them."""
     root = tmp_path_factory.mktemp("inputs")
-    mc = [MCInstance("video01", ("a man is cooking", "a woman is cooking", "a dog runs", "someone sings", "a car drives"), 0),
-          MCInstance("video07", ("x", "y", "z", "w ünï", "v"), 3)]
+    mc = [
+        MCInstance("video01", ("a man is cooking", "a woman is cooking", "a dog runs", "someone sings", "a car drives"), 0),
+        MCInstance("video07", ("x", "y", "z", "w ünï", "v"), 3),
+    ]
     write_mc(root / "mc_gender.tsv", mc)
     write_json(root / "mc_gender.tsv.json", {"signature": "tvrbench:0.1.0|kind:gender", "kind": "gender", "counts": {"instances": 2}})
     (root / "gender.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in CONTRASTS), encoding="utf-8")
@@ -67,16 +81,26 @@ def inputs(tmp_path_factory, sample):
     matrix[matrix < 0.3] = 0
     matrix[0] = [0.5, 0.5, 0.5, 0.3, 0.0, 0.5]  # ties: broken by column order
     np.save(root / "syn.npy", matrix)
-    sidecar = {"format": 1, "signature": "tvrbench:0.1.0|proxy:syn", "proxy": "syn", "level": "video", "rows": "videos",
-               "columns": "captions", "row_ids": [f"v{i}" for i in range(4)], "col_ids": [f"c{j}" for j in range(6)]}
+    sidecar = {
+        "format": 1,
+        "signature": "tvrbench:0.1.0|proxy:syn",
+        "proxy": "syn",
+        "level": "video",
+        "rows": "videos",
+        "columns": "captions",
+        "row_ids": [f"v{i}" for i in range(4)],
+        "col_ids": [f"c{j}" for j in range(6)],
+    }
     write_json(root / "syn.json", sidecar)
     sp.save_npz(root / "top.npz", sp.csr_matrix(matrix))
     write_json(root / "top.json", sidecar)
     (root / "extra.qrels").write_text("cap000 0 video02 1\ncap001 0 video03 0\ncap001 0 video01 1\n", encoding="utf-8")
     evaluation = {"metrics": {"C@1": 0.5, "AP": 0.25}, "signature": "tvrbench:0.1.0|task:t2v", "n_queries": 4}
     write_json(root / "single.json", evaluation)
-    write_json(root / "results.json", {"models": {"a": {**evaluation, "original": {"C@1": 0.25, "AP": 0.125},
-                                                        "delta": {"C@1": 0.25, "AP": 0.125}}, "b": evaluation}})
+    write_json(
+        root / "results.json",
+        {"models": {"a": {**evaluation, "original": {"C@1": 0.25, "AP": 0.125}, "delta": {"C@1": 0.25, "AP": 0.125}}, "b": evaluation}},
+    )
     return root, matrix
 
 
@@ -88,8 +112,9 @@ def test_every_artifact_round_trips(tmp_path, inputs, sample):
         relevance_artifact(root / "syn.npy", "relevance_long", "long"),
         relevance_artifact(root / "syn.npy", "relevance_top", "top-k", 3),
         relevance_artifact(root / "top.npz", "relevance_sparse", "long"),
-        relevance_artifact(sample_path("relevance.npy"), "relevance_sample", "long", row_ids=sample.captions.caption_ids,
-                           column_ids=sample.video_ids),
+        relevance_artifact(
+            sample_path("relevance.npy"), "relevance_sample", "long", row_ids=sample.captions.caption_ids, column_ids=sample.video_ids
+        ),
         qrels_artifact(root / "extra.qrels"),
         fire_qrels_artifact(sample_path("fire.json"), "qrels_fire", sample.captions),
         results_artifact(root / "results.json"),
@@ -97,12 +122,21 @@ def test_every_artifact_round_trips(tmp_path, inputs, sample):
     ]
     folder = tmp_path / "hf"
     manifest = write_dataset(folder, artifacts, license="cc0-1.0")
-    assert list(manifest["configs"]) == ["mc_gender", "contrast_gender", "relevance_long", "relevance_top", "relevance_sparse",
-                                         "relevance_sample", "qrels_extra", "qrels_fire", "results", "results_single"]
+    assert list(manifest["configs"]) == [
+        "mc_gender",
+        "contrast_gender",
+        "relevance_long",
+        "relevance_top",
+        "relevance_sparse",
+        "relevance_sample",
+        "qrels_extra",
+        "qrels_fire",
+        "results",
+        "results_single",
+    ]
 
     mc = load(folder, "mc_gender")
-    assert mc == [{"clip": i.clip, **{f"ending{k}": e for k, e in enumerate(i.endings)}, "label": i.label}
-                  for i in read_mc(root / "mc_gender.tsv")]
+    assert mc == [{"clip": i.clip, **{f"ending{k}": e for k, e in enumerate(i.endings)}, "label": i.label} for i in read_mc(root / "mc_gender.tsv")]
 
     contrast = load(folder, "contrast_gender")
     for row in contrast:
@@ -111,8 +145,7 @@ def test_every_artifact_round_trips(tmp_path, inputs, sample):
 
     # Long form: every cell above 0, row-major; a plain loop is the oracle.
     rows, cols = [f"v{i}" for i in range(4)], [f"c{j}" for j in range(6)]
-    expected = [{"row_id": rows[i], "column_id": cols[j], "relevance": float(matrix[i, j])}
-                for i in range(4) for j in range(6) if matrix[i, j] > 0]
+    expected = [{"row_id": rows[i], "column_id": cols[j], "relevance": float(matrix[i, j])} for i in range(4) for j in range(6) if matrix[i, j] > 0]
     assert load(folder, "relevance_long") == expected
     assert load(folder, "relevance_sparse") == expected
     # Top-k: each row's k largest, ties by column order.
@@ -125,12 +158,16 @@ def test_every_artifact_round_trips(tmp_path, inputs, sample):
     relevance = sample.relevance
     sample_rows = load(folder, "relevance_sample")
     assert len(sample_rows) == int((relevance > 0).sum())
-    assert all(np.float32(relevance[sample.captions.caption_ids.index(r["row_id"]), sample.video_ids.index(r["column_id"])])
-               == np.float32(r["relevance"]) for r in sample_rows)
+    assert all(
+        np.float32(relevance[sample.captions.caption_ids.index(r["row_id"]), sample.video_ids.index(r["column_id"])]) == np.float32(r["relevance"])
+        for r in sample_rows
+    )
 
-    assert load(folder, "qrels_extra") == [{"query_id": "cap000", "video_id": "video02", "relevance": 1},
-                                           {"query_id": "cap001", "video_id": "video03", "relevance": 0},
-                                           {"query_id": "cap001", "video_id": "video01", "relevance": 1}]
+    assert load(folder, "qrels_extra") == [
+        {"query_id": "cap000", "video_id": "video02", "relevance": 1},
+        {"query_id": "cap001", "video_id": "video03", "relevance": 0},
+        {"query_id": "cap001", "video_id": "video01", "relevance": 1},
+    ]
     from tvrbench.evaluation.fire import fire_to_qrels
 
     qrels, metadata, _ = fire_to_qrels(sample.fire, captions=sample.captions)
@@ -140,8 +177,15 @@ def test_every_artifact_round_trips(tmp_path, inputs, sample):
     assert all(r["query"] == text_of[r["query_id"]] and r["dataset"] == "SAMPLE" for r in fire_rows)
 
     results = load(folder, "results")
-    assert results[0] == {"model": "a", "metric": "C@1", "value": 0.5, "original": 0.25, "delta": 0.25, "n_queries": 4,
-                          "signature": "tvrbench:0.1.0|task:t2v"}
+    assert results[0] == {
+        "model": "a",
+        "metric": "C@1",
+        "value": 0.5,
+        "original": 0.25,
+        "delta": 0.25,
+        "n_queries": 4,
+        "signature": "tvrbench:0.1.0|task:t2v",
+    }
     assert [(r["model"], r["metric"], r["original"]) for r in results[2:]] == [("b", "C@1", None), ("b", "AP", None)]
     assert [r["model"] for r in load(folder, "results_single")] == ["single", "single"]
 
@@ -176,8 +220,10 @@ def test_card_shows_the_contrasts_plausibility(tmp_path, inputs, sample):
     write_json(tmp_path / "gender.jsonl.json", {"signature": "tvrbench:0.1.0|kind:gender", "plausibility": plausibility})
     build_mc_file(sample.captions, "gender", tmp_path / "gender.tsv", contrast_path=tmp_path / "gender.jsonl")
     folder = tmp_path / "hf"
-    write_dataset(folder, [mc_artifact(tmp_path / "gender.tsv"), contrast_artifact(tmp_path / "gender.jsonl"),
-                           mc_artifact(root / "mc_gender.tsv", "mc_without")])
+    write_dataset(
+        folder,
+        [mc_artifact(tmp_path / "gender.tsv"), contrast_artifact(tmp_path / "gender.jsonl"), mc_artifact(root / "mc_gender.tsv", "mc_without")],
+    )
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "| `mc_gender` | mc | `some-3gram` | 784 | 48.0 % | 0.012 |" in card
     assert "| `contrast_gender` | contrast | `some-3gram` | 784 | 48.0 % | 0.012 |" in card
@@ -221,8 +267,23 @@ def test_cli_writes_folder_and_bad_input_is_one_line(tmp_path, inputs, capfd):
     root, _ = inputs
     folder = tmp_path / "hf"
     with pytest.raises(SystemExit) as stop:
-        main(["publish", "--out", str(folder), "--mc", f"gender={root / 'mc_gender.tsv'}", "--relevance", str(root / "syn.npy"),
-              "--relevance-form", "top-k", "--top-k", "2", "--results", str(root / "results.json")])
+        main(
+            [
+                "publish",
+                "--out",
+                str(folder),
+                "--mc",
+                f"gender={root / 'mc_gender.tsv'}",
+                "--relevance",
+                str(root / "syn.npy"),
+                "--relevance-form",
+                "top-k",
+                "--top-k",
+                "2",
+                "--results",
+                str(root / "results.json"),
+            ]
+        )
     assert stop.value.code in (0, None)
     out, err = capfd.readouterr()
     assert out.strip().startswith("tvrbench:") and "configs:gender=mc:2,relevance_syn=relevance:8,results=results:4" in out
@@ -241,15 +302,30 @@ def test_qrels_with_to_qrels_metadata_carry_query_texts(tmp_path, sample):
 
     qrels = tmp_path / "fire.qrels"
     with pytest.raises(SystemExit) as stop:
-        main(["fire", "labels", "to-qrels", "--fire", str(sample_path("fire.json")), "--out", str(qrels),
-              "--metadata", str(tmp_path / "fire.qrels.json"), "--queries", str(sample_path("captions.csv"))])
+        main(
+            [
+                "fire",
+                "labels",
+                "to-qrels",
+                "--fire",
+                str(sample_path("fire.json")),
+                "--out",
+                str(qrels),
+                "--metadata",
+                str(tmp_path / "fire.qrels.json"),
+                "--queries",
+                str(sample_path("captions.csv")),
+            ]
+        )
     assert stop.value.code in (0, None)
     write_dataset(tmp_path / "hf", [qrels_artifact(qrels)])
     rows = load(tmp_path / "hf", "qrels_fire")
     expected = read_qrels(qrels)
     text_of = dict(zip(sample.captions.caption_ids, sample.captions.texts))
-    assert rows == [{"query_id": q, "query": text_of[q], "dataset": "SAMPLE", "video_id": v, "relevance": r}
-                    for q, v, r in zip(expected.query_ids, expected.doc_ids, expected.relevance.tolist())]
+    assert rows == [
+        {"query_id": q, "query": text_of[q], "dataset": "SAMPLE", "video_id": v, "relevance": r}
+        for q, v, r in zip(expected.query_ids, expected.doc_ids, expected.relevance.tolist())
+    ]
 
 
 def test_a_recorded_signature_is_read_once_as_a_signature(tmp_path, inputs):

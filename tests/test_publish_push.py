@@ -82,13 +82,18 @@ def hub():
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("push") / "hf"
-    from tvrbench.publish import fire_qrels_artifact, relevance_artifact, write_dataset
     from tvrbench.data import load_sample
+    from tvrbench.publish import fire_qrels_artifact, relevance_artifact, write_dataset
 
     sample = load_sample()
-    write_dataset(out, [fire_qrels_artifact(sample_path("fire.json"), "qrels_fire"),
-                        relevance_artifact(sample_path("relevance.npy"), "relevance", "top-k", 5,
-                                           sample.captions.caption_ids, sample.video_ids)], license="cc0-1.0")
+    write_dataset(
+        out,
+        [
+            fire_qrels_artifact(sample_path("fire.json"), "qrels_fire"),
+            relevance_artifact(sample_path("relevance.npy"), "relevance", "top-k", 5, sample.captions.caption_ids, sample.video_ids),
+        ],
+        license="cc0-1.0",
+    )
     return out
 
 
@@ -100,9 +105,9 @@ def _run(args, env_extra: dict, home: Path) -> subprocess.CompletedProcess:
 
 def _run_here(args, monkeypatch, capfd, token: str | None = None) -> tuple[int, str, str]:
     """The command in this process (cheaper than a subprocess): exit code, stdout, stderr."""
-    from tvrbench.cli import main
-
     import huggingface_hub.constants
+
+    from tvrbench.cli import main
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)  # another test module may have set it
     monkeypatch.delenv("HF_TOKEN", raising=False)
@@ -132,8 +137,24 @@ def test_push_uploads_every_file_and_never_shows_the_token(hub, dataset, tmp_pat
     token = "hf_" + secrets.token_hex(16)
     endpoint = f"http://127.0.0.1:{hub.server_address[1]}"
     home = tmp_path / "hfhome"
-    result = _run(["publish", "--out", str(dataset), "--fire", f"qrels_fire={sample_path('fire.json')}", "--push", "someone/tvr-derived",
-                   "--private", "--endpoint", endpoint, "--license", "cc0-1.0"], {"HF_TOKEN": token}, home)
+    result = _run(
+        [
+            "publish",
+            "--out",
+            str(dataset),
+            "--fire",
+            f"qrels_fire={sample_path('fire.json')}",
+            "--push",
+            "someone/tvr-derived",
+            "--private",
+            "--endpoint",
+            endpoint,
+            "--license",
+            "cc0-1.0",
+        ],
+        {"HF_TOKEN": token},
+        home,
+    )
     assert result.returncode == 0, result.stderr
     assert f"{endpoint}/datasets/someone/tvr-derived" in result.stdout
 
@@ -164,8 +185,23 @@ def test_push_uploads_every_file_and_never_shows_the_token(hub, dataset, tmp_pat
 
 def test_dry_run_sends_nothing(hub, dataset, monkeypatch, capfd):
     endpoint = f"http://127.0.0.1:{hub.server_address[1]}"
-    code, out, err = _run_here(["publish", "--out", str(dataset), "--fire", str(sample_path("fire.json")), "--push", "someone/tvr-derived",
-                                "--dry-run", "--endpoint", endpoint], monkeypatch, capfd, token="hf_" + secrets.token_hex(16))
+    code, out, err = _run_here(
+        [
+            "publish",
+            "--out",
+            str(dataset),
+            "--fire",
+            str(sample_path("fire.json")),
+            "--push",
+            "someone/tvr-derived",
+            "--dry-run",
+            "--endpoint",
+            endpoint,
+        ],
+        monkeypatch,
+        capfd,
+        token="hf_" + secrets.token_hex(16),
+    )
     assert code == 0, err
     assert hub.requests == []
     assert "dry run" in out and "README.md" in out
@@ -174,8 +210,9 @@ def test_dry_run_sends_nothing(hub, dataset, monkeypatch, capfd):
 
 def test_push_without_token_is_one_clear_line(hub, dataset, monkeypatch, capfd):
     endpoint = f"http://127.0.0.1:{hub.server_address[1]}"
-    code, _, err = _run_here(["publish", "--out", str(dataset), "--fire", str(sample_path("fire.json")), "--push", "someone/x",
-                              "--endpoint", endpoint], monkeypatch, capfd)
+    code, _, err = _run_here(
+        ["publish", "--out", str(dataset), "--fire", str(sample_path("fire.json")), "--push", "someone/x", "--endpoint", endpoint], monkeypatch, capfd
+    )
     assert code == 2
     assert err.strip().splitlines()[-1].startswith("tvrbench: error: HF_TOKEN: not set")
     assert "Traceback" not in err
@@ -193,8 +230,22 @@ def test_rejected_token_is_one_clear_line(dataset, monkeypatch, capfd):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         token = "hf_" + secrets.token_hex(16)
-        code, out, err = _run_here(["publish", "--out", str(dataset), "--fire", str(sample_path("fire.json")), "--push", "someone/x",
-                                    "--endpoint", f"http://127.0.0.1:{server.server_address[1]}"], monkeypatch, capfd, token)
+        code, out, err = _run_here(
+            [
+                "publish",
+                "--out",
+                str(dataset),
+                "--fire",
+                str(sample_path("fire.json")),
+                "--push",
+                "someone/x",
+                "--endpoint",
+                f"http://127.0.0.1:{server.server_address[1]}",
+            ],
+            monkeypatch,
+            capfd,
+            token,
+        )
     finally:
         server.shutdown()
         server.server_close()
@@ -207,7 +258,11 @@ def test_unreachable_hub_is_one_clear_line(dataset, monkeypatch, capfd):
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    code, _, err = _run_here(["publish", "--out", str(dataset), "--fire", str(sample_path("fire.json")), "--push", "someone/x",
-                              "--endpoint", f"http://127.0.0.1:{port}"], monkeypatch, capfd, "hf_" + secrets.token_hex(16))
+    code, _, err = _run_here(
+        ["publish", "--out", str(dataset), "--fire", str(sample_path("fire.json")), "--push", "someone/x", "--endpoint", f"http://127.0.0.1:{port}"],
+        monkeypatch,
+        capfd,
+        "hf_" + secrets.token_hex(16),
+    )
     assert code == 2
     assert "cannot reach the hub" in err.strip().splitlines()[-1] and "Traceback" not in err

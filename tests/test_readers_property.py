@@ -26,9 +26,11 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 # Text without line boundaries (str.splitlines breaks on these): the cells of a one-line record.
 CELL = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), max_size=30)
 WORD = st.text(st.characters(whitelist_categories=("L", "N"), max_codepoint=0x2FF), min_size=1, max_size=8)
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-                    max_leaves=12)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
 GARBAGE = st.binary(max_size=300)
 
 
@@ -60,9 +62,19 @@ CAPTION_ROWS = st.lists(st.tuples(WORD, CELL, WORD), min_size=1, max_size=6, uni
 
 
 @SETTINGS
-@given(rows=CAPTION_ROWS, delimiter=st.sampled_from([",", "\t"]), header=st.sampled_from([
-    ["caption_id", "text", "video_id"], ["video_id", "text", "caption_id"], ["key", "vid_key", "video_id", "sentence"],
-    ["caption_id", "text"], ["a", "b", "c"]]))
+@given(
+    rows=CAPTION_ROWS,
+    delimiter=st.sampled_from([",", "\t"]),
+    header=st.sampled_from(
+        [
+            ["caption_id", "text", "video_id"],
+            ["video_id", "text", "caption_id"],
+            ["key", "vid_key", "video_id", "sentence"],
+            ["caption_id", "text"],
+            ["a", "b", "c"],
+        ]
+    ),
+)
 def test_delimited_captions_parse_or_input_error(tmp_path, rows, delimiter, header):
     suffix = ".csv" if delimiter == "," else ".tsv"
     parses_or_input_error(read_captions, tmp_path / f"c{suffix}", csv_bytes([header, *map(list, rows)], delimiter))
@@ -91,8 +103,10 @@ def test_quoted_newline_in_a_csv_caption_survives(tmp_path):
 
 
 @SETTINGS
-@given(records=st.lists(st.dictionaries(st.sampled_from(["caption_id", "text", "video_id", "x"]), JSON, max_size=4),
-                        max_size=5), junk=st.sampled_from(["", "{", "[1]", "\x00"]))
+@given(
+    records=st.lists(st.dictionaries(st.sampled_from(["caption_id", "text", "video_id", "x"]), JSON, max_size=4), max_size=5),
+    junk=st.sampled_from(["", "{", "[1]", "\x00"]),
+)
 def test_jsonl_captions_parse_or_input_error(tmp_path, records, junk):
     text = "\n".join(json.dumps(record) for record in records) + "\n" + junk
     parses_or_input_error(read_captions, tmp_path / "c.jsonl", text.encode("utf-8"))
@@ -113,16 +127,22 @@ def test_a_caption_cell_over_128_kib(tmp_path):
 # --------------------------------------------------------------------------- FIRE JSON
 
 FIELDS = ["annotator_ids", "label", "video_id", "query", "annotator_labels", "response_ids", "queue_ids", "models", "dataset"]
-LIKELY = {"annotator_ids": st.lists(st.integers(-3, 2**70), max_size=3), "label": st.sampled_from(["relevant", "irrelevant", None, 1]),
-          "annotator_labels": st.lists(st.sampled_from(["relevant", "irrelevant", "maybe"]), max_size=3),
-          "models": st.lists(st.sampled_from(["CLIP4CLIP", "SSB", "CE", "X"]), max_size=3),
-          "dataset": st.sampled_from(["MSRVTT", "MSVD", "../x", ""])}
+LIKELY = {
+    "annotator_ids": st.lists(st.integers(-3, 2**70), max_size=3),
+    "label": st.sampled_from(["relevant", "irrelevant", None, 1]),
+    "annotator_labels": st.lists(st.sampled_from(["relevant", "irrelevant", "maybe"]), max_size=3),
+    "models": st.lists(st.sampled_from(["CLIP4CLIP", "SSB", "CE", "X"]), max_size=3),
+    "dataset": st.sampled_from(["MSRVTT", "MSVD", "../x", ""]),
+}
 RECORD = st.fixed_dictionaries({}, optional={name: st.one_of(LIKELY.get(name, st.text(max_size=8)), JSON) for name in FIELDS})
 
 
 @SETTINGS
-@given(annotations=st.one_of(st.lists(RECORD, max_size=4), JSON), disagreements=st.one_of(st.lists(RECORD, max_size=2), JSON),
-       extra=st.dictionaries(st.sampled_from(["email", "license", "datasets", "source_ds"]), JSON, max_size=3))
+@given(
+    annotations=st.one_of(st.lists(RECORD, max_size=4), JSON),
+    disagreements=st.one_of(st.lists(RECORD, max_size=2), JSON),
+    extra=st.dictionaries(st.sampled_from(["email", "license", "datasets", "source_ds"]), JSON, max_size=3),
+)
 def test_fire_json_parses_or_input_error(tmp_path, annotations, disagreements, extra):
     text = json.dumps({"annotations": annotations, "disagreements": disagreements, **extra})
     parses_or_input_error(read_fire, tmp_path / "fire.json", text.encode("utf-8"))
@@ -158,8 +178,10 @@ MC_HEADER = "clip\tending0\tending1\tending2\tending3\tending4\tlabel"
 
 
 @SETTINGS
-@given(rows=st.lists(st.lists(st.one_of(CELL, st.integers(-2, 6).map(str)), min_size=5, max_size=8), max_size=4),
-       header=st.sampled_from([MC_HEADER, MC_HEADER.replace("label", "answer"), ""]))
+@given(
+    rows=st.lists(st.lists(st.one_of(CELL, st.integers(-2, 6).map(str)), min_size=5, max_size=8), max_size=4),
+    header=st.sampled_from([MC_HEADER, MC_HEADER.replace("label", "answer"), ""]),
+)
 def test_mc_tsv_parses_or_input_error(tmp_path, rows, header):
     text = "\n".join([header, *("\t".join(row) for row in rows)])
     parses_or_input_error(read_mc, tmp_path / "mc.tsv", text.encode("utf-8"))
@@ -173,9 +195,15 @@ def test_mc_garbage(tmp_path, data):
 
 # --------------------------------------------------------------------------- contrast JSONL and its partial file
 
-CONTRAST = st.fixed_dictionaries({}, optional={
-    **{name: st.one_of(st.text(max_size=8), JSON) for name in ("caption_id", "video_id", "original", "contrast", "kind")},
-    "edit": JSON, "filters": JSON, "details": JSON})
+CONTRAST = st.fixed_dictionaries(
+    {},
+    optional={
+        **{name: st.one_of(st.text(max_size=8), JSON) for name in ("caption_id", "video_id", "original", "contrast", "kind")},
+        "edit": JSON,
+        "filters": JSON,
+        "details": JSON,
+    },
+)
 
 
 GOOD = {"caption_id": "c1", "video_id": "v1", "original": "a man runs", "contrast": "a man walks", "kind": "verb"}
@@ -191,9 +219,16 @@ def test_contrast_records_parse_or_input_error(tmp_path, records):
 
 
 @SETTINGS
-@given(entries=st.lists(st.one_of(JSON, st.fixed_dictionaries({"caption_id": st.text(max_size=4), "record": st.one_of(CONTRAST, JSON),
-                                                               "reason": JSON, "rejected": JSON})), max_size=4),
-       header=st.one_of(JSON, st.just({"signature": "sig"})), tail=GARBAGE)
+@given(
+    entries=st.lists(
+        st.one_of(
+            JSON, st.fixed_dictionaries({"caption_id": st.text(max_size=4), "record": st.one_of(CONTRAST, JSON), "reason": JSON, "rejected": JSON})
+        ),
+        max_size=4,
+    ),
+    header=st.one_of(JSON, st.just({"signature": "sig"})),
+    tail=GARBAGE,
+)
 def test_a_damaged_partial_file_is_never_fatal(tmp_path, entries, header, tail):
     """Whatever a partial file holds, a run resumes from its valid lines and can finish."""
     out = tmp_path / "c.jsonl"

@@ -23,8 +23,15 @@ from tvrbench.report.html import highlight_edit, json_block
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +88,10 @@ def test_mc_split_shows_its_contrasts_plausibility(tmp_path, sample):
 
     record = {"caption_id": "cap000", "video_id": "video01", "original": "a man is cooking", "contrast": "a woman is cooking", "kind": "gender"}
     (tmp_path / "gender.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
-    write_json(tmp_path / "gender.jsonl.json", {"plausibility": {"lm": "some-3gram", "pairs": 784, "prefers_original": 0.48,
-                                                                "median_gap_nats_per_token": 0.0123}})
+    write_json(
+        tmp_path / "gender.jsonl.json",
+        {"plausibility": {"lm": "some-3gram", "pairs": 784, "prefers_original": 0.48, "median_gap_nats_per_token": 0.0123}},
+    )
     build_mc_file(sample.captions, "gender", tmp_path / "gender.tsv", contrast_path=tmp_path / "gender.jsonl")
     build_mc_file(sample.captions, "random", tmp_path / "random.tsv")
     page = render_report(ReportContent(mc={"gender": mc_items(tmp_path / "gender.tsv"), "random": mc_items(tmp_path / "random.tsv")}))
@@ -99,24 +108,65 @@ def report_page(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("report")
     queries = ["--queries", str(sample_path("captions.csv")), "--videos", str(sample_path("videos.txt"))]
     fire = ["--fire", str(sample_path("fire.json"))]
-    for args in (["evaluate", *queries, "--scores", str(sample_path("scores_strong.npy")), *fire, "--json", str(out / "strong.json")],
-                 ["fire", "agreement", *fire, "--json", str(out / "agreement.json")],
-                 ["fire", "ranks", *queries, "--scores", str(sample_path("scores_objectonly.npy")), *fire, "--json",
-                  str(out / "ranks.json"), "--plots", str(out / "plots")]):
+    for args in (
+        ["evaluate", *queries, "--scores", str(sample_path("scores_strong.npy")), *fire, "--json", str(out / "strong.json")],
+        ["fire", "agreement", *fire, "--json", str(out / "agreement.json")],
+        [
+            "fire",
+            "ranks",
+            *queries,
+            "--scores",
+            str(sample_path("scores_objectonly.npy")),
+            *fire,
+            "--json",
+            str(out / "ranks.json"),
+            "--plots",
+            str(out / "plots"),
+        ],
+    ):
         try:
             main(args)
         except SystemExit as stop:
             assert stop.code in (0, None)
-    write_mc(out / "gender.tsv", [MCInstance("video01", ("a dog runs", "a man is cooking", "a car drives", "a woman is cooking", "someone sings"), 1),
-                                  MCInstance("video02", ("she stirs soup", "x y", "he stirs soup", "z", "w"), 0)])
-    write_json(out / "gender.tsv.json", {"instances": [{"caption_id": "cap000", "contrast_option": 3}, {"caption_id": "cap005", "contrast_option": 2}],
-                                         "plausibility": {"lm": "some-3gram", "pairs": 2, "prefers_original": 0.5, "median_gap_nats_per_token": -0.25}})
+    write_mc(
+        out / "gender.tsv",
+        [
+            MCInstance("video01", ("a dog runs", "a man is cooking", "a car drives", "a woman is cooking", "someone sings"), 1),
+            MCInstance("video02", ("she stirs soup", "x y", "he stirs soup", "z", "w"), 0),
+        ],
+    )
+    write_json(
+        out / "gender.tsv.json",
+        {
+            "instances": [{"caption_id": "cap000", "contrast_option": 3}, {"caption_id": "cap005", "contrast_option": 2}],
+            "plausibility": {"lm": "some-3gram", "pairs": 2, "prefers_original": 0.5, "median_gap_nats_per_token": -0.25},
+        },
+    )
     page = out / "report.html"
     try:
-        main(["report", "--out", str(page), "--results", f"strong={out / 'strong.json'}", "--analysis", f"agreement={out / 'agreement.json'}",
-              "--plots", str(out / "plots"), *queries, "--scores", str(sample_path("scores_strong.npy")),
-              "--scores", str(sample_path("scores_genderblind.npy")), *fire, "--relevance", str(sample_path("relevance.npy")),
-              "--mc", f"gender={out / 'gender.tsv'}"])
+        main(
+            [
+                "report",
+                "--out",
+                str(page),
+                "--results",
+                f"strong={out / 'strong.json'}",
+                "--analysis",
+                f"agreement={out / 'agreement.json'}",
+                "--plots",
+                str(out / "plots"),
+                *queries,
+                "--scores",
+                str(sample_path("scores_strong.npy")),
+                "--scores",
+                str(sample_path("scores_genderblind.npy")),
+                *fire,
+                "--relevance",
+                str(sample_path("relevance.npy")),
+                "--mc",
+                f"gender={out / 'gender.tsv'}",
+            ]
+        )
     except SystemExit as stop:
         assert stop.code in (0, None)
     return page
@@ -203,14 +253,22 @@ def analyses_page(tmp_path_factory) -> Path:
         "compare": ["compare", *queries, *pair, *fire],
         "overlap": ["overlap", *queries, *pair],
         "pooling": ["pooling", *queries, *pair, *fire],
-        "bootstrap": ["bootstrap", *queries, "--scores", str(sample_path("scores_strong.npy")), *fire, "--sizes", "20,50",
-                      "--resamples", "200"],
+        "bootstrap": ["bootstrap", *queries, "--scores", str(sample_path("scores_strong.npy")), *fire, "--sizes", "20,50", "--resamples", "200"],
         "paired": ["paired", *queries, *pair, *fire, "--resamples", "200"],
         "length": ["length", *queries, *pair, *fire],
         "ranks": ["ranks", *queries, "--scores", str(sample_path("scores_strong.npy")), *fire],
         "overlap-train": ["overlap-train", *queries, "--train", str(sample_path("captions.csv")), *pair, *fire],
-        "queue": ["queue", *queries, "--scores", str(sample_path("scores_strong.npy")), *fire, "--out", str(out / "queue.csv"),
-                  "--effect-size", "0.2"],
+        "queue": [
+            "queue",
+            *queries,
+            "--scores",
+            str(sample_path("scores_strong.npy")),
+            *fire,
+            "--out",
+            str(out / "queue.csv"),
+            "--effect-size",
+            "0.2",
+        ],
     }
     for name, args in [*commands.items(), ("report", None)]:
         if args is None:

@@ -46,8 +46,9 @@ def test_debian_wordnet_is_prepared_and_read_by_nltk(tmp_path):
 
 
 def test_doctor_lists_every_resource():
-    completed = subprocess.run([sys.executable, "-m", "tvrbench", "doctor"], capture_output=True, text=True,
-                               env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    completed = subprocess.run(
+        [sys.executable, "-m", "tvrbench", "doctor"], capture_output=True, text=True, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"}
+    )
     assert completed.returncode == 0, completed.stderr
     for resource in resources.RESOURCES:
         assert resource.name in completed.stdout

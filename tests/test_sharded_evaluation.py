@@ -150,8 +150,23 @@ def cli_inputs(folder: Path, n_videos: int, per_video: int, shard_rows: int, see
 
 
 def evaluate_command(files: dict[str, Path], scores: Path, out: Path, *options: str) -> list[str]:
-    return [sys.executable, "-m", "tvrbench.cli", "evaluate", "--queries", str(files["queries"]), "--videos", str(files["videos"]),
-            "--scores", str(scores), "--json", str(out), "--ties", "average", *options]
+    return [
+        sys.executable,
+        "-m",
+        "tvrbench.cli",
+        "evaluate",
+        "--queries",
+        str(files["queries"]),
+        "--videos",
+        str(files["videos"]),
+        "--scores",
+        str(scores),
+        "--json",
+        str(out),
+        "--ties",
+        "average",
+        *options,
+    ]
 
 
 def test_the_command_line_gives_the_same_metrics_from_shards(tmp_path):
@@ -190,8 +205,10 @@ def test_commands_other_than_evaluate_refuse_sharded_scores(tmp_path):
 
 def test_workers_without_shards_and_a_silent_scheduler_get_one_line_and_exit_2(tmp_path):
     files = cli_inputs(tmp_path, n_videos=4, per_video=2, shard_rows=4)
-    for scores, options, message in ((files["npy"], ("--workers", "2"), "evaluate sharded scores"),
-                                     (files["shards"], ("--scheduler", "tcp://127.0.0.1:9"), "no Dask scheduler answers")):
+    for scores, options, message in (
+        (files["npy"], ("--workers", "2"), "evaluate sharded scores"),
+        (files["shards"], ("--scheduler", "tcp://127.0.0.1:9"), "no Dask scheduler answers"),
+    ):
         completed = subprocess.run(evaluate_command(files, scores, tmp_path / "out.json", *options), capture_output=True, text=True, cwd=ROOT)
         lines = completed.stderr.strip().splitlines()
         assert completed.returncode == 2 and len(lines) == 1 and message in lines[0], completed.stderr
@@ -229,8 +246,13 @@ def test_a_killed_client_reruns_only_the_missing_shards(tmp_path, client, monkey
     files = cli_inputs(tmp_path, n_videos=400, per_video=10, shard_rows=50)  # 80 shards
     out = tmp_path / "out.json"
     state = tmp_path / ".out.json.shards"
-    child = subprocess.Popen(evaluate_command(files, files["shards"], out, "--workers", "1"), cwd=ROOT,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    child = subprocess.Popen(
+        evaluate_command(files, files["shards"], out, "--workers", "1"),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 300
         while len(list(state.rglob("ranks-*.npz"))) < 3 and time.monotonic() < deadline:

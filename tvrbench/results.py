@@ -73,8 +73,9 @@ class TablesOfJson:
         return self.tables[1:]
 
 
-def analysis_signature(analysis: str, sources: Sources | None, inputs: Iterable[str], fields: Mapping[str, object],
-                       libraries: Iterable[str] = ("numpy",)) -> Signature:
+def analysis_signature(
+    analysis: str, sources: Sources | None, inputs: Iterable[str], fields: Mapping[str, object], libraries: Iterable[str] = ("numpy",)
+) -> Signature:
     """``analysis:NAME``, then the digest of each of ``inputs`` found in ``sources`` (in the order of
     ``inputs``; score matrices by fast xxh3), then the settings ``fields``."""
     signature = Signature({"analysis": analysis}, libraries=libraries)

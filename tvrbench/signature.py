@@ -153,10 +153,12 @@ class SignatureDiff:
         return [[change.key, _shown(change.left), _shown(change.right)] for change in self.changes]
 
     def to_json(self) -> dict:
-        return {"equal": not self.changes,
-                "left": {"source": self.left_name, "signature": str(self.left)},
-                "right": {"source": self.right_name, "signature": str(self.right)},
-                "changes": [{"field": c.key, "left": c.left, "right": c.right} for c in self.changes]}
+        return {
+            "equal": not self.changes,
+            "left": {"source": self.left_name, "signature": str(self.left)},
+            "right": {"source": self.right_name, "signature": str(self.right)},
+            "changes": [{"field": c.key, "left": c.left, "right": c.right} for c in self.changes],
+        }
 
 
 def _shown(value: str | None) -> str:
@@ -181,4 +183,3 @@ def diff_signatures(left: Signature, right: Signature) -> list[FieldChange]:
 
 def _is_nested(value: str) -> bool:
     return ";" in value and all(":" in field for field in value.split(";"))
-

@@ -40,8 +40,17 @@ app = typer.Typer(
 
 # The module that defines each top-level command on ``app`` when imported, in the order of the help.
 COMMAND_MODULES = {
-    "contrast": "contrast", "demo": "demo", "doctor": "doctor", "evaluate": "evaluate", "fire": "fire", "mc": "mc",
-    "proxies": "proxies", "proxy-study": "proxies", "publish": "publish", "report": "report", "signature": "signature",
+    "contrast": "contrast",
+    "demo": "demo",
+    "doctor": "doctor",
+    "evaluate": "evaluate",
+    "fire": "fire",
+    "mc": "mc",
+    "proxies": "proxies",
+    "proxy-study": "proxies",
+    "publish": "publish",
+    "report": "report",
+    "signature": "signature",
 }
 
 
@@ -87,8 +96,10 @@ def run(argv: Sequence[str]) -> int:
     except Exception as error:  # a bug, not bad input: one line too, the traceback on request
         if os.environ.get("TVRBENCH_TRACEBACK"):
             raise
-        typer.echo(f"tvrbench: internal error: {type(error).__name__}: {' '.join(str(error).split())} "
-                   "(please report it; TVRBENCH_TRACEBACK=1 shows where)", err=True)
+        typer.echo(
+            f"tvrbench: internal error: {type(error).__name__}: {' '.join(str(error).split())} (please report it; TVRBENCH_TRACEBACK=1 shows where)",
+            err=True,
+        )
         return 1
     return 0
 

@@ -89,8 +89,17 @@ def verb(
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
     generator: Optional[str] = typer.Option(None, "--generator", help="wordnet (offline) or t5. [default: wordnet]"),
     model: Optional[str] = typer.Option(None, "--model", help="T5 model, hub name or local folder (implies --generator t5). [default: t5-base]"),
-    lm: Optional[str] = typer.Option(None, "--lm", help="Language model that ranks candidates and runs the perplexity filter: ngram (CMU trigram, offline), an n-gram file, or a causal LM name or folder (paper: gpt2-xl). (default: ngram)"),
-    train_captions: Optional[Path] = typer.Option(None, "--train-captions", help="Training captions: the verb-frequency filter counts in them (else the LM's unigrams), and their verbs join the pool."),
+    lm: Optional[str] = typer.Option(
+        None,
+        "--lm",
+        help="Language model that ranks candidates and runs the perplexity filter: ngram (CMU trigram, offline), an n-gram file, "
+        "or a causal LM name or folder (paper: gpt2-xl). (default: ngram)",
+    ),
+    train_captions: Optional[Path] = typer.Option(
+        None,
+        "--train-captions",
+        help="Training captions: the verb-frequency filter counts in them (else the LM's unigrams), and their verbs join the pool.",
+    ),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/verb.yaml)."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),

@@ -13,9 +13,7 @@ from tvrbench.cli.outputs import writes
 
 @app.command()
 @writes()
-def doctor(
-    fix: bool = typer.Option(False, "--fix", help="Install what is missing and can be installed from here."),
-) -> None:
+def doctor(fix: bool = typer.Option(False, "--fix", help="Install what is missing and can be installed from here.")) -> None:
     """List each optional resource as present or missing, with the command that gets it.
 
     With --fix, run those commands: Debian packages (WordNet, Chromium) when apt-get is here,

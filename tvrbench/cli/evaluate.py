@@ -19,8 +19,8 @@ from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.io.captions import Captions, read_video_ids
 from tvrbench.io.inputs import CaptionsReading, load_relevance, read_fire_dataset, read_score_matrix
-from tvrbench.io.shards import ScoreShards
 from tvrbench.io.scores import require_finite
+from tvrbench.io.shards import ScoreShards
 from tvrbench.signature import file_digest
 
 if TYPE_CHECKING:
@@ -50,8 +50,12 @@ def evaluate_command(
     reading: CaptionsReading,
     queries: Path = typer.Option(..., "--queries", help="Captions: CSV/TSV/JSONL with caption_id,text,video_id, or MSR-VTT's JSFUSION CSV."),
     videos: Path = typer.Option(..., "--videos", help="One video id per line, in the column order of the scores."),
-    scores: Path = typer.Option(..., "--scores", help="Score matrix .npy (rows = captions, columns = videos), a TREC run, or, too big for "
-                                "memory, a Zarr store or a folder of .npy row shards (docs/scaling.md)."),
+    scores: Path = typer.Option(
+        ...,
+        "--scores",
+        help="Score matrix .npy (rows = captions, columns = videos), a TREC run, or, too big for "
+        "memory, a Zarr store or a folder of .npy row shards (docs/scaling.md).",
+    ),
     json_out: Path = typer.Option(..., "--json", help="Write {metrics, signature, n_queries[, original, delta]} here."),
     fire: Path = typer.Option(None, "--fire", help="FIRE relevance labels (JSON)."),
     fire_dataset: str = FIRE_DATASET,

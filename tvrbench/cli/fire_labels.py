@@ -36,17 +36,18 @@ def to_qrels(
 
     opts = read_fire_settings(config, "labels", rule=rule, disagreements=disagreements).labels
     captions = reading.read(queries) if queries else None
-    qrels, sidecar, unmatched = fire_to_qrels(read_fire(fire_path, dataset), opts.rule, opts.disagreements, captions,
-                                              provenance=metadata is not None)
+    qrels, sidecar, unmatched = fire_to_qrels(read_fire(fire_path, dataset), opts.rule, opts.disagreements, captions, provenance=metadata is not None)
     write_qrels(out, qrels)
     written(out)
     if metadata is not None:
         sidecar["signature"] = str(qrels_signature(opts.rule, opts.disagreements, {"fire": fire_path, "queries": queries}))
         write_metadata(metadata, sidecar)
         written(metadata)
-    typer.echo(f"{len(qrels):,} qrels lines: {int(np.sum(qrels.relevance > 0)):,} relevant, "
-               f"{int(np.sum(qrels.relevance == 0)):,} irrelevant, {int(np.sum(qrels.relevance < 0)):,} disagreements"
-               + (f"; {unmatched:,} pairs skipped (text not in {queries})" if unmatched else ""))
+    typer.echo(
+        f"{len(qrels):,} qrels lines: {int(np.sum(qrels.relevance > 0)):,} relevant, "
+        f"{int(np.sum(qrels.relevance == 0)):,} irrelevant, {int(np.sum(qrels.relevance < 0)):,} disagreements"
+        + (f"; {unmatched:,} pairs skipped (text not in {queries})" if unmatched else "")
+    )
 
 
 @labels_app.command("to-fire")

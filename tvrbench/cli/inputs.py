@@ -27,8 +27,9 @@ SCORES = typer.Option(..., "--scores", help="NAME=PATH of a model's .npy score m
 ONE_MODEL = typer.Option(..., "--scores", help="The model's .npy score matrix or TREC run (NAME=PATH allowed).")
 FIRE_FILE = typer.Option(None, "--fire", help="FIRE JSON file.")
 FIRE_REQUIRED = typer.Option(..., "--fire", help="FIRE JSON file.")
-FIRE_DATASET = typer.Option(None, "--fire-dataset", "--dataset",
-                            help="Dataset of the FIRE file to use (MSRVTT, MSVD) [default: the one matching the captions].")
+FIRE_DATASET = typer.Option(
+    None, "--fire-dataset", "--dataset", help="Dataset of the FIRE file to use (MSRVTT, MSVD) [default: the one matching the captions]."
+)
 FIRE_DATASET_FILTER = typer.Option(None, "--fire-dataset", "--dataset", help="Only this dataset of the FIRE file [default: every one].")
 METRICS = typer.Option(None, "--metrics", help="Comma-separated engine metrics [default: C@1,C@5,C@10,AP].")
 BOOTSTRAP_METRICS = typer.Option(None, "--metrics", help="Comma-separated metrics [default: C@1,C@5,C@10].")
@@ -40,12 +41,13 @@ PLOTS = typer.Option(None, "--plots", help="Write the figure(s) as PNG and SVG i
 _CAPTIONS_OPTIONS = [
     inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
     for name, annotation, option in (
-        ("captions_format", str, typer.Option("auto", "--format", help="Captions format: auto | generic | jsfusion | "
-                                                                       "msrvtt-json | msvd | lsmdc.")),
-        ("video_list", Optional[Path], typer.Option(None, "--video-list", help="MSVD: keep only the videos listed here "
-                                                                               "(test_list.txt).")),
-        ("trust_pickle", bool, typer.Option(False, "--trust-pickle", help="Allow MSVD's raw-captions.pkl (a pickle runs "
-                                                                          "code: only for files you trust).")),
+        ("captions_format", str, typer.Option("auto", "--format", help="Captions format: auto | generic | jsfusion | msrvtt-json | msvd | lsmdc.")),
+        ("video_list", Optional[Path], typer.Option(None, "--video-list", help="MSVD: keep only the videos listed here (test_list.txt).")),
+        (
+            "trust_pickle",
+            bool,
+            typer.Option(False, "--trust-pickle", help="Allow MSVD's raw-captions.pkl (a pickle runs code: only for files you trust)."),
+        ),
     )
 ]
 
@@ -62,8 +64,10 @@ def reads_captions(command):
 
     # Typer builds the options from the signature and the type hints (read from __annotations__).
     with_reading.__signature__ = signature.replace(parameters=[*kept, *_CAPTIONS_OPTIONS])
-    with_reading.__annotations__ = {**{name: p.annotation for name, p in signature.parameters.items() if name != "reading"},
-                                    **{p.name: p.annotation for p in _CAPTIONS_OPTIONS}}
+    with_reading.__annotations__ = {
+        **{name: p.annotation for name, p in signature.parameters.items() if name != "reading"},
+        **{p.name: p.annotation for p in _CAPTIONS_OPTIONS},
+    }
     return with_reading
 
 
@@ -127,7 +131,7 @@ class Inputs:
     @property
     def model(self) -> tuple[str, np.ndarray]:
         """The one model given."""
-        (name, matrix), = self.models.items()
+        ((name, matrix),) = self.models.items()
         return name, matrix
 
     @property
@@ -142,8 +146,15 @@ class Inputs:
         return self.models
 
 
-def read_inputs(reading: CaptionsReading, queries: Path, videos: Path, scores: list[str] = (), fire: Optional[Path] = None,
-                dataset: Optional[str] = None, fire_required: bool = True) -> Inputs:
+def read_inputs(
+    reading: CaptionsReading,
+    queries: Path,
+    videos: Path,
+    scores: list[str] = (),
+    fire: Optional[Path] = None,
+    dataset: Optional[str] = None,
+    fire_required: bool = True,
+) -> Inputs:
     """Captions, video ids, the ``--scores`` models (their names name plot files) and the FIRE labels
     of one dataset (``None`` when optional and not given)."""
     from tvrbench.io.captions import read_video_ids

@@ -66,10 +66,17 @@ def score(
     mc_path: Path = typer.Option(..., "--mc", help="MC TSV (its OUT.json sidecar, if present, names the contrast options)."),
     json_out: Path = typer.Option(..., "--json", help="Result JSON: accuracy, ties, n, subsets, signature."),
     scores: Optional[Path] = typer.Option(None, "--scores", help=".npy, one row per instance, one score per option."),
-    scorer: Optional[str] = typer.Option(None, "--scorer", help="A built-in text-only scorer (no video): blind (sentence embeddings) "
-                                                               "or lm (the option a language model finds most probable)."),
-    lm: Optional[str] = typer.Option(None, "--lm", help="The lm scorer's language model: ngram (CMU's trigram model, offline), "
-                                                       "an n-gram file (.arpa, .lm.bin) or a causal LM name or path (default: ngram)."),
+    scorer: Optional[str] = typer.Option(
+        None,
+        "--scorer",
+        help="A built-in text-only scorer (no video): blind (sentence embeddings) or lm (the option a language model finds most probable).",
+    ),
+    lm: Optional[str] = typer.Option(
+        None,
+        "--lm",
+        help="The lm scorer's language model: ngram (CMU's trigram model, offline), "
+        "an n-gram file (.arpa, .lm.bin) or a causal LM name or path (default: ngram).",
+    ),
     captions: Optional[Path] = typer.Option(None, "--captions", help="Captions whose other captions of a video the blind scorer may use."),
     contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records: antonym (Table 5) and rare-ID (Table 4) subsets."),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/mc.yaml)."),

@@ -17,16 +17,16 @@ from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.io.inputs import CaptionsReading, named_paths, sidecar_path
 from tvrbench.proxies.storage import FOLDER_SUFFIXES
 
-study = typer.Typer(help="Studies of Wray et al. on proxy matrices: Fig. 4 curve, Fig. 5 GMR bounds, supp. A/B, §4.3 triplets.",
-                    no_args_is_help=True)
+study = typer.Typer(help="Studies of Wray et al. on proxy matrices: Fig. 4 curve, Fig. 5 GMR bounds, supp. A/B, §4.3 triplets.", no_args_is_help=True)
 app.add_typer(study, name="proxy-study")
 
 
 # The matrix, its sidecar M.json, and the partial matrix and progress file a rerun resumes from; a
 # .zarr or .parquet output and its partial form are folders.
-PROXY_OUT = Writes((lambda path: path, sidecar_path, lambda path: path.with_name(path.name + ".partial"),
-                    lambda path: path.with_name(path.name + ".partial.json")),
-                   folder=lambda path: path.name.removesuffix(".partial").endswith(FOLDER_SUFFIXES))
+PROXY_OUT = Writes(
+    (lambda path: path, sidecar_path, lambda path: path.with_name(path.name + ".partial"), lambda path: path.with_name(path.name + ".partial.json")),
+    folder=lambda path: path.name.removesuffix(".partial").endswith(FOLDER_SUFFIXES),
+)
 # proxy-study gmr draws one figure per direction beside --plot.
 GMR_PLOTS = Writes(tuple(lambda path, d=direction: path.with_name(f"{path.stem}_{d}{path.suffix}") for direction in ("t2v", "v2t")))
 
@@ -50,16 +50,28 @@ class Level(str, Enum):
 @reads_captions
 def proxies(
     reading: CaptionsReading,
-    captions: Path = typer.Option(..., "--captions", help="Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSFUSION CSV or MSRVTT_data.json."),
+    captions: Path = typer.Option(
+        ..., "--captions", help="Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSFUSION CSV or MSRVTT_data.json."
+    ),
     proxy: Proxy = typer.Option(..., "--proxy", help="bow, pos, syn, met (METEOR), embedding (sentence-embedding cosine) or visual."),
-    out: Path = typer.Option(..., "--out", help="Output: dense .npy or chunked .zarr; with --top-k / --threshold, scipy.sparse .npz or "
-                                                "partitioned .parquet (query_id, item_id, score). The sidecar goes to OUT.json. Resumes an interrupted run."),
+    out: Path = typer.Option(
+        ...,
+        "--out",
+        help="Output: dense .npy or chunked .zarr; with --top-k / --threshold, scipy.sparse .npz or "
+        "partitioned .parquet (query_id, item_id, score). The sidecar goes to OUT.json. Resumes an interrupted run.",
+    ),
     level: Level = typer.Option(Level.caption, "--level", help="caption: captions x captions; video: videos x captions."),
-    spacy_model: Optional[str] = typer.Option(None, "--spacy-model", help="spaCy pipeline (installed package name or path). [default: en_core_web_sm]"),
+    spacy_model: Optional[str] = typer.Option(
+        None, "--spacy-model", help="spaCy pipeline (installed package name or path). [default: en_core_web_sm]"
+    ),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/proxies.yaml)."),
-    features: Optional[Path] = typer.Option(None, "--features", help="Video features .npy (videos x dims, in order of first appearance) for --proxy visual."),
+    features: Optional[Path] = typer.Option(
+        None, "--features", help="Video features .npy (videos x dims, in order of first appearance) for --proxy visual."
+    ),
     embedding_model: Optional[str] = typer.Option(None, "--embedding-model", help="sentence-transformers model name or local path."),
-    classes: Optional[list[str]] = typer.Option(None, "--classes", help="SYN: TAG=classes.csv (id,key,instances; repeatable) replacing WordNet senses for that part of speech."),
+    classes: Optional[list[str]] = typer.Option(
+        None, "--classes", help="SYN: TAG=classes.csv (id,key,instances; repeatable) replacing WordNet senses for that part of speech."
+    ),
     dtype: Optional[str] = typer.Option(None, "--dtype", help="float32 (default) or float64."),
     top_k: Optional[int] = typer.Option(None, "--top-k", min=1, help="Keep only the k largest values per row (.npz or .parquet)."),
     threshold: Optional[float] = typer.Option(None, "--threshold", help="Keep only the values >= T, in [0, 1] (.npz or .parquet)."),
@@ -76,21 +88,33 @@ def proxies(
 
     check_output(out, top_k, threshold)  # before any work
     class_files = {tag: str(path) for tag, path in named_paths(classes, "--classes", name_required=True).items()} if classes else None
-    settings = load_config(config, spacy_model=spacy_model, embedding_model=embedding_model, dtype=dtype,
-                           block_mb=block_mb, n_process=n_process, batch_size=batch_size, classes=class_files)
+    settings = load_config(
+        config,
+        spacy_model=spacy_model,
+        embedding_model=embedding_model,
+        dtype=dtype,
+        block_mb=block_mb,
+        n_process=n_process,
+        batch_size=batch_size,
+        classes=class_files,
+    )
     table = reading.read(captions)
     n_videos = len(table.distinct_videos())
     loaded = read_features(features, n_videos) if features is not None else None
     with dask_client(workers, scheduler) as client:  # a scheduler that does not answer stops the run before the build
-        matrix = build_proxy(table.texts, proxy.value, level.value, caption_ids=table.caption_ids, video_ids=table.video_ids,
-                             config=settings, features=loaded)
+        matrix = build_proxy(
+            table.texts, proxy.value, level.value, caption_ids=table.caption_ids, video_ids=table.video_ids, config=settings, features=loaded
+        )
         started = time.perf_counter()
         write_proxy(matrix, out, settings.dtype, settings.block_mb, top_k, threshold, client)
     seconds = {**matrix.seconds, "matrix": time.perf_counter() - started}
     timing = ", ".join(f"{name} {value:.2f} s" for name, value in seconds.items())
     rows, columns = matrix.shape
-    typer.echo(f"wrote {out} ({rows} {'videos' if level == Level.video else 'captions'} x {columns} captions, "
-               f"{proxy.value}, {settings.dtype}) and {sidecar_path(out)}; {timing}", err=True)
+    typer.echo(
+        f"wrote {out} ({rows} {'videos' if level == Level.video else 'captions'} x {columns} captions, "
+        f"{proxy.value}, {settings.dtype}) and {sidecar_path(out)}; {timing}",
+        err=True,
+    )
     typer.echo(str(matrix.signature))
 
 
@@ -202,8 +226,13 @@ def study_human_score(
     from tvrbench.proxies.studies import human_agreement
     from tvrbench.proxies.tables import read_csv
 
-    _emit(human_agreement(read_csv(kit, ("video_id", "caption_id", "proxy_score"), {"proxy_score": float}),
-                          read_csv(rankings, ("annotator", "video_id", "caption_id", "rank"), {"rank": int})), json_out)
+    _emit(
+        human_agreement(
+            read_csv(kit, ("video_id", "caption_id", "proxy_score"), {"proxy_score": float}),
+            read_csv(rankings, ("annotator", "video_id", "caption_id", "rank"), {"rank": int}),
+        ),
+        json_out,
+    )
 
 
 @study.command("triplets")

@@ -23,19 +23,24 @@ def publish(
     out: Path = typer.Option(..., "--out", help="Dataset folder to write (README.md card + data/<config>/*.parquet)."),
     mc: list[str] = typer.Option([], "--mc", help=f"Multiple-choice TSV (clip, ending0..4, label). {NAMED}"),
     contrast: list[str] = typer.Option([], "--contrast", help=f"Contrast records JSONL. {NAMED}"),
-    relevance: list[str] = typer.Option([], "--relevance", help=f"Relevance matrix .npy / top-k .npz (sidecar M.json names rows and columns). {NAMED}"),
+    relevance: list[str] = typer.Option(
+        [], "--relevance", help=f"Relevance matrix .npy / top-k .npz (sidecar M.json names rows and columns). {NAMED}"
+    ),
     relevance_form: str = typer.Option("long", "--relevance-form", help="long: every cell above 0; top-k: each row's k largest."),
     top_k: int = typer.Option(10, "--top-k", min=1, help="k of --relevance-form top-k."),
     qrels: list[str] = typer.Option([], "--qrels", help=f"TREC qrels (the to-qrels metadata saved as Q.qrels.json adds query texts). {NAMED}"),
     fire: list[str] = typer.Option([], "--fire", help=f"FIRE labels JSON, published as qrels. {NAMED}"),
     results: list[str] = typer.Option([], "--results", help=f"Evaluation JSON (tvrbench evaluate --json, or the demo's results.json). {NAMED}"),
-    queries: Optional[Path] = typer.Option(None, "--queries", help="Captions: ids of a relevance matrix's rows when it has no sidecar; FIRE query ids."),
+    queries: Optional[Path] = typer.Option(
+        None, "--queries", help="Captions: ids of a relevance matrix's rows when it has no sidecar; FIRE query ids."
+    ),
     videos: Optional[Path] = typer.Option(None, "--videos", help="Video ids of a relevance matrix's columns when it has no sidecar."),
     split: str = typer.Option("test", "--split", help="Split name of every config."),
     license: Optional[str] = typer.Option(None, "--license", help="Licence id for the card (e.g. cc-by-4.0); unset → 'other', marked to fill in."),
     title: str = typer.Option("tvrbench derived evaluation data", "--title", help="pretty_name of the card."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Write into a non-empty folder publish did not make "
-                                                             "(only its own files are replaced; nothing is removed)."),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Write into a non-empty folder publish did not make (only its own files are replaced; nothing is removed)."
+    ),
     push_to: Optional[str] = typer.Option(None, "--push", metavar="REPO_ID", help="Upload the folder to this dataset repo (token from HF_TOKEN)."),
     private: bool = typer.Option(False, "--private", help="Create the repo private."),
     endpoint: Optional[str] = typer.Option(None, "--endpoint", help="Hub URL (default: HF_ENDPOINT, else https://huggingface.co)."),
@@ -78,8 +83,10 @@ def publish(
 
     artifacts = [mc_artifact(p, n) for n, p in named(mc, "--mc")]
     artifacts += [contrast_artifact(p, n) for n, p in named(contrast, "--contrast")]
-    artifacts += [relevance_artifact(p, n, relevance_form, top_k, captions.caption_ids if captions else None, video_ids)
-                  for n, p in named(relevance, "--relevance")]
+    artifacts += [
+        relevance_artifact(p, n, relevance_form, top_k, captions.caption_ids if captions else None, video_ids)
+        for n, p in named(relevance, "--relevance")
+    ]
     artifacts += [qrels_artifact(p, n) for n, p in named(qrels, "--qrels")]
     artifacts += [fire_qrels_artifact(p, n, captions) for n, p in named(fire, "--fire")]
     artifacts += [results_artifact(p, n) for n, p in named(results, "--results")]

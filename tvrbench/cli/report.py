@@ -23,7 +23,7 @@ def read_results(path: Path) -> dict:
 
     data = read_json(path)
     if not isinstance(data, dict) or not all(isinstance(r, dict) and isinstance(r.get("metrics"), dict) for r in results_models(data).values()):
-        raise InputError(path, "expected the JSON of `tvrbench evaluate` ({metrics, signature, ...}) or {\"models\": {...}}")
+        raise InputError(path, 'expected the JSON of `tvrbench evaluate` ({metrics, signature, ...}) or {"models": {...}}')
     return data
 
 
@@ -63,8 +63,10 @@ def report(
     reading: CaptionsReading,
     out: Path = typer.Option(..., "--out", help="The HTML page to write."),
     title: str = typer.Option("tvrbench report", "--title"),
-    results: list[str] = typer.Option([], "--results", help="NAME=R.json (repeatable): tvrbench evaluate --json output or {\"models\": {...}}."),
-    analysis: list[str] = typer.Option([], "--analysis", help="NAME=A.json (repeatable): any analysis JSON; tvrbench fire ... --json as the paper's tables."),
+    results: list[str] = typer.Option([], "--results", help='NAME=R.json (repeatable): tvrbench evaluate --json output or {"models": {...}}.'),
+    analysis: list[str] = typer.Option(
+        [], "--analysis", help="NAME=A.json (repeatable): any analysis JSON; tvrbench fire ... --json as the paper's tables."
+    ),
     plots: list[Path] = typer.Option([], "--plots", help="Image file or directory of PNG/SVG plots (repeatable)."),
     queries: Optional[Path] = typer.Option(None, "--queries", help="Captions, for the per-query viewer."),
     videos: Optional[Path] = typer.Option(None, "--videos", help="Video ids in the column order of the scores."),
@@ -97,8 +99,7 @@ def report(
         models = {name: model.values for name, model in read_score_matrices(scores, "--scores", captions.caption_ids, video_ids).items()}
         judgments = None
         if fire is not None:
-            judgments = Judgments.build(captions, video_ids, fire=read_fire_dataset(fire, captions, fire_dataset),
-                                        videos_source=str(videos))
+            judgments = Judgments.build(captions, video_ids, fire=read_fire_dataset(fire, captions, fire_dataset), videos_source=str(videos))
         matrix, name = (None, "proxy")
         if relevance is not None:
             matrix, name = load_relevance(relevance, (len(captions), len(video_ids)), captions, video_ids)

@@ -17,8 +17,17 @@ from tvrbench.io.fire import FireLabels, read_fire
 from tvrbench.io.scores import read_scores
 
 SAMPLE_DIR = Path(__file__).parent / "sample"
-SAMPLE_FILES = ("captions.csv", "videos.txt", "fire.json", "relevance.npy", "facets.json", "README.md",
-                "scores_strong.npy", "scores_genderblind.npy", "scores_objectonly.npy")
+SAMPLE_FILES = (
+    "captions.csv",
+    "videos.txt",
+    "fire.json",
+    "relevance.npy",
+    "facets.json",
+    "README.md",
+    "scores_strong.npy",
+    "scores_genderblind.npy",
+    "scores_objectonly.npy",
+)
 
 
 def sample_path(name: str) -> Path:

@@ -8,9 +8,12 @@
 from tvrbench.lazy import lazy_exports
 
 # numba and scipy load with the first name used, not with the package.
-__getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "engine": ("FUSION_POLICIES", "EvaluationResult", "EvaluationRun", "evaluate", "evaluation_result"),
-    "labels": ("Judgments",),
-    "metrics": ("AP_VARIANTS", "DEFAULT_METRICS", "NDCG_VARIANTS", "Composite", "Metric", "RankedQueries", "parse_metric"),
-    "ranking": ("TIE_RULES", "rank_top_k", "target_ranks"),
-})
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "engine": ("FUSION_POLICIES", "EvaluationResult", "EvaluationRun", "evaluate", "evaluation_result"),
+        "labels": ("Judgments",),
+        "metrics": ("AP_VARIANTS", "DEFAULT_METRICS", "NDCG_VARIANTS", "Composite", "Metric", "RankedQueries", "parse_metric"),
+        "ranking": ("TIE_RULES", "rank_top_k", "target_ranks"),
+    },
+)

@@ -19,16 +19,7 @@ import numpy as np
 from scipy import sparse
 
 from tvrbench.evaluation.labels import Judgments
-from tvrbench.evaluation.metrics import (
-    DEFAULT_METRICS,
-    NDCG,
-    AveragePrecision,
-    Composite,
-    MeanNDCG,
-    Metric,
-    RankedQueries,
-    parse_metric,
-)
+from tvrbench.evaluation.metrics import DEFAULT_METRICS, NDCG, AveragePrecision, Composite, MeanNDCG, Metric, RankedQueries, parse_metric
 from tvrbench.evaluation.ranking import target_ranks
 from tvrbench.io.shards import ScoreShards
 from tvrbench.results import Table, TablesOfJson
@@ -111,8 +102,9 @@ def measured(metrics: Iterable[Metric]) -> list[Metric]:
     return list({str(part): part for part in parts}.values())
 
 
-def evaluation_result(per_query: dict[str, np.ndarray], metrics: Sequence[Metric], run: EvaluationRun,
-                      original: EvaluationResult | None = None) -> EvaluationResult:
+def evaluation_result(
+    per_query: dict[str, np.ndarray], metrics: Sequence[Metric], run: EvaluationRun, original: EvaluationResult | None = None
+) -> EvaluationResult:
     """The result of ``metrics`` from their per-query values, however these were computed.
 
     ``per_query`` holds the values of every metric of :func:`measured` (``metrics``), keyed by name;
@@ -124,8 +116,9 @@ def evaluation_result(per_query: dict[str, np.ndarray], metrics: Sequence[Metric
     def value(metric: Metric) -> float:
         name = str(metric)
         if name not in aggregates:
-            aggregates[name] = (metric.combine([value(part) for part in metric.parts]) if isinstance(metric, Composite)
-                                else metric.aggregate(per_query[name]))
+            aggregates[name] = (
+                metric.combine([value(part) for part in metric.parts]) if isinstance(metric, Composite) else metric.aggregate(per_query[name])
+            )
         return aggregates[name]
 
     values = {str(metric): value(metric) for metric in metrics}
@@ -137,17 +130,19 @@ def evaluation_result(per_query: dict[str, np.ndarray], metrics: Sequence[Metric
 
 def evaluation_signature(metrics: Sequence[Metric], run: EvaluationRun) -> Signature:
     """The settings behind an evaluation: ``ap`` and ``ndcg`` name the variants used (``n/a`` for none)."""
-    signature = Signature({
-        "task": "t2v",
-        "ties": run.ties,
-        "ap": _variants(metrics, AveragePrecision),
-        "ndcg": _variants(metrics, (NDCG, MeanNDCG)),
-        "labels": "+".join(run.labels),
-        "relevance": "proxy" if run.graded else "labels",
-        "fusion": run.fusion if run.graded else "n/a",
-        "queries": run.n_queries,
-        "videos": run.n_videos,
-    })
+    signature = Signature(
+        {
+            "task": "t2v",
+            "ties": run.ties,
+            "ap": _variants(metrics, AveragePrecision),
+            "ndcg": _variants(metrics, (NDCG, MeanNDCG)),
+            "labels": "+".join(run.labels),
+            "relevance": "proxy" if run.graded else "labels",
+            "fusion": run.fusion if run.graded else "n/a",
+            "queries": run.n_queries,
+            "videos": run.n_videos,
+        }
+    )
     for key, setting in run.fields.items():
         signature.add(key, str(setting))
     return signature
@@ -240,13 +235,20 @@ def evaluate(
     run = EvaluationRun(ties, judgments.sources, n_queries, n_videos, relevance is not None, fusion, signature_fields or {})
     original = None
     if judgments.has_extra_labels:
-        original = evaluate(scores, judgments.original_only(), requested, ties, ap, ndcg, relevance, fusion, signature_fields,
-                            client, checkpoint)
+        original = evaluate(scores, judgments.original_only(), requested, ties, ap, ndcg, relevance, fusion, signature_fields, client, checkpoint)
     return evaluation_result(per_query, requested, run, original)
 
 
-def per_query_values(scores: np.ndarray | ScoreShards, judgments: Judgments, metrics: list[Metric], ties: str,
-                     relevance: np.ndarray | None, fusion: str, client=None, checkpoint: str | Path | None = None) -> dict[str, np.ndarray]:
+def per_query_values(
+    scores: np.ndarray | ScoreShards,
+    judgments: Judgments,
+    metrics: list[Metric],
+    ties: str,
+    relevance: np.ndarray | None,
+    fusion: str,
+    client=None,
+    checkpoint: str | Path | None = None,
+) -> dict[str, np.ndarray]:
     """Each metric's value per query (per video for ``nDCG_v2t``), keyed by name, from one ranking pass
     (nDCG with ``relevance`` ranks it block by block after the others)."""
     n_queries, n_videos = scores.shape

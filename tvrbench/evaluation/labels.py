@@ -82,7 +82,9 @@ class Judgments:
         shape = (len(captions), len(video_ids))
         missing = [v for v in captions.video_ids if v not in column_of]
         if missing:
-            raise InputError(videos_source, f"video {missing[0]!r} of the captions in {captions.source} is not listed ({len(missing)} captions affected)")
+            raise InputError(
+                videos_source, f"video {missing[0]!r} of the captions in {captions.source} is not listed ({len(missing)} captions affected)"
+            )
         original_columns = np.fromiter((column_of[v] for v in captions.video_ids), np.int64, len(captions))
         original = _pairs_matrix(np.arange(len(captions)), original_columns, shape)
 

@@ -25,7 +25,6 @@ from tvrbench.io.mc import N_OPTIONS, MCInstance
 SCORERS = ("blind", "lm")  # the built-in text-only scorers
 
 
-
 def mc_outcomes(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(correct, tie) per instance: positive strictly highest / positive level with the best other."""
     rows = np.arange(len(labels))

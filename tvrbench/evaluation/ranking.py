@@ -178,8 +178,7 @@ def _raise_to(maxima, line):
 
 
 @numba.njit(cache=True, inline="always")
-def _screen_row(line, start, stop, above_start, lowest, positions, sorted_scores, order, above, tied_before,
-                tied_total):
+def _screen_row(line, start, stop, above_start, lowest, positions, sorted_scores, order, above, tied_before, tied_total):
     """Compare every cell, 64 at a time, with the row's lowest target and place the few cells
     above it among the targets. Returns how many cells were not finite (``x - x`` is 0 only for
     a finite x)."""
@@ -198,19 +197,18 @@ def _screen_row(line, start, stop, above_start, lowest, positions, sorted_scores
             if not (np.abs(value) < np.inf):
                 bad += 1
             elif value >= lowest:
-                _visit(value, item, start, stop, above_start, sorted_scores, order, positions, above, tied_before,
-                       tied_total)
+                _visit(value, item, start, stop, above_start, sorted_scores, order, positions, above, tied_before, tied_total)
     return bad
 
 
 @numba.njit(cache=True, inline="always")
-def _visit_column(value, row, column, col_ptr, col_pos, column_sorted, column_order, above, tied_before, tied_total,
-                  screen, out_of_play, above_lowest, cutoff):
+def _visit_column(
+    value, row, column, col_ptr, col_pos, column_sorted, column_order, above, tied_before, tied_total, screen, out_of_play, above_lowest, cutoff
+):
     """Account for a cell that reaches its column's screen; with ``cutoff``, raise the screen when
     the column's lowest target in play has m cells above it (it leaves play: its rank is beyond m)."""
     start, stop = col_ptr[column], col_ptr[column + 1]
-    below = _visit(value, row, start, stop, start + column, column_sorted, column_order, col_pos, above, tied_before,
-                   tied_total)
+    below = _visit(value, row, start, stop, start + column, column_sorted, column_order, col_pos, above, tied_before, tied_total)
     if cutoff and below > out_of_play[column]:
         m = stop - start
         above_lowest[column] += 1
@@ -265,8 +263,26 @@ def _collect(line, row, reached, words, count, hit_value, hit_row, hit_column, n
 
 
 @numba.njit(cache=True)
-def _visit_hits(n_hits, hit_value, hit_row, hit_column, sorted_value, sorted_row, column_end, col_ptr, col_pos,
-                column_sorted, column_order, above, tied_before, tied_total, screen, out_of_play, above_lowest, cutoff):
+def _visit_hits(
+    n_hits,
+    hit_value,
+    hit_row,
+    hit_column,
+    sorted_value,
+    sorted_row,
+    column_end,
+    col_ptr,
+    col_pos,
+    column_sorted,
+    column_order,
+    above,
+    tied_before,
+    tied_total,
+    screen,
+    out_of_play,
+    above_lowest,
+    cutoff,
+):
     """Visit the buffered cells column by column, each column's in row order (a counting sort): a
     column's targets and counts are then fetched once a batch, not once a cell."""
     n_columns = column_end.shape[0] - 1
@@ -285,14 +301,29 @@ def _visit_hits(n_hits, hit_value, hit_row, hit_column, sorted_value, sorted_row
     for column in range(n_columns):
         for h in range(first, column_end[column]):
             if sorted_value[h] >= screen[column]:  # the screen may have risen since the cell was flagged
-                _visit_column(sorted_value[h], sorted_row[h], column, col_ptr, col_pos, column_sorted, column_order,
-                              above, tied_before, tied_total, screen, out_of_play, above_lowest, cutoff)
+                _visit_column(
+                    sorted_value[h],
+                    sorted_row[h],
+                    column,
+                    col_ptr,
+                    col_pos,
+                    column_sorted,
+                    column_order,
+                    above,
+                    tied_before,
+                    tied_total,
+                    screen,
+                    out_of_play,
+                    above_lowest,
+                    cutoff,
+                )
         first = column_end[column]
 
 
 @numba.njit(cache=True)
-def _rank_line_exactly(line, start, stop, above_start, positions, target_scores, sorted_scores, order, gains, above,
-                       tied_before, tied_total, tie_code, out):
+def _rank_line_exactly(
+    line, start, stop, above_start, positions, target_scores, sorted_scores, order, gains, above, tied_before, tied_total, tie_code, out
+):
     """Rank one line's targets with every tie rule: visit each cell not below the lowest target."""
     lowest = _prepare(line, start, stop, positions, target_scores, sorted_scores, order)
     above[above_start : above_start + stop - start + 1] = 0
@@ -365,14 +396,36 @@ def _column_seeds(scores, col_ptr, col_pos, column_sorted, column_order, step, n
 def _prepare_columns(scores, col_ptr, col_pos, column_scores, column_sorted, column_order):
     """Gather and sort every column's targets (a few cells each: random reads are cheap here)."""
     for column in numba.prange(scores.shape[1]):
-        _prepare(scores[:, column], col_ptr[column], col_ptr[column + 1], col_pos, column_scores, column_sorted,
-                 column_order)
+        _prepare(scores[:, column], col_ptr[column], col_ptr[column + 1], col_pos, column_scores, column_sorted, column_order)
 
 
 @numba.njit(cache=True, parallel=True)
-def _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code, cutoff, row_ranks, row_scores,
-                 row_sorted, row_order, row_above, row_tied_before, row_tied_total, column_sorted, column_order,
-                 column_above, column_tied_before, column_tied_total, screens, out_of_play, above_lowest, non_finite):
+def _scan_chunks(
+    scores,
+    row_ptr,
+    row_pos,
+    row_gain,
+    col_ptr,
+    col_pos,
+    tie_code,
+    cutoff,
+    row_ranks,
+    row_scores,
+    row_sorted,
+    row_order,
+    row_above,
+    row_tied_before,
+    row_tied_total,
+    column_sorted,
+    column_order,
+    column_above,
+    column_tied_before,
+    column_tied_total,
+    screens,
+    out_of_play,
+    above_lowest,
+    non_finite,
+):
     """Each thread owns a range of rows: it ranks their targets and keeps its own column counts."""
     n_rows = scores.shape[0]
     n_chunks = non_finite.shape[0]
@@ -422,35 +475,90 @@ def _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code,
                         tied |= at_least - greater > 1  # another cell has the target's score
                 bad += bad_cells
                 if tied:
-                    _rank_line_exactly(line, start, stop, start + row, row_pos, row_scores, row_sorted, row_order,
-                                       row_gain, row_above, row_tied_before, row_tied_total, tie_code, row_ranks)
+                    _rank_line_exactly(
+                        line,
+                        start,
+                        stop,
+                        start + row,
+                        row_pos,
+                        row_scores,
+                        row_sorted,
+                        row_order,
+                        row_gain,
+                        row_above,
+                        row_tied_before,
+                        row_tied_total,
+                        tie_code,
+                        row_ranks,
+                    )
             else:
                 lowest = _prepare(line, start, stop, row_pos, row_scores, row_sorted, row_order)
-                bad += _screen_row(line, start, stop, start + row, lowest, row_pos, row_sorted, row_order,
-                                   row_above, row_tied_before, row_tied_total)
-                _finish(start, stop, start + row, row_scores, row_gain, row_pos, row_order, row_above,
-                        row_tied_before, row_tied_total, tie_code, row_ranks)
+                bad += _screen_row(line, start, stop, start + row, lowest, row_pos, row_sorted, row_order, row_above, row_tied_before, row_tied_total)
+                _finish(
+                    start,
+                    stop,
+                    start + row,
+                    row_scores,
+                    row_gain,
+                    row_pos,
+                    row_order,
+                    row_above,
+                    row_tied_before,
+                    row_tied_total,
+                    tie_code,
+                    row_ranks,
+                )
                 if columns:
                     flagged = _sweep(line, infinity, screen, reached, True)[3]
             if flagged:
                 n_hits = _collect(line, row, reached, words, flagged, hit_value, hit_row, hit_column, n_hits)
             if n_hits > _HIT_BATCH or row == last_row - 1:
-                _visit_hits(n_hits, hit_value, hit_row, hit_column, sorted_value, sorted_row, column_end, col_ptr,
-                            col_pos, column_sorted, column_order, above, tied_before, tied_total, screen, play,
-                            lowest_above, cutoff)
+                _visit_hits(
+                    n_hits,
+                    hit_value,
+                    hit_row,
+                    hit_column,
+                    sorted_value,
+                    sorted_row,
+                    column_end,
+                    col_ptr,
+                    col_pos,
+                    column_sorted,
+                    column_order,
+                    above,
+                    tied_before,
+                    tied_total,
+                    screen,
+                    play,
+                    lowest_above,
+                    cutoff,
+                )
                 n_hits = 0
         non_finite[chunk] = bad
 
 
 @numba.njit(cache=True, parallel=True)
-def _finish_columns(col_ptr, col_pos, col_gain, tie_code, cutoff, column_scores, column_order, column_above,
-                    column_tied_before, column_tied_total, out_of_play, out):
+def _finish_columns(
+    col_ptr, col_pos, col_gain, tie_code, cutoff, column_scores, column_order, column_above, column_tied_before, column_tied_total, out_of_play, out
+):
     """Ranks of the column targets from the counts of all threads; with ``cutoff``, the targets
     out of play in any thread or ranked beyond m get m + 1."""
     for column in numba.prange(col_ptr.shape[0] - 1):
         start, stop = col_ptr[column], col_ptr[column + 1]
-        _finish(start, stop, start + column, column_scores, col_gain, col_pos, column_order, column_above,
-                column_tied_before, column_tied_total, tie_code, out)
+        _finish(
+            start,
+            stop,
+            start + column,
+            column_scores,
+            col_gain,
+            col_pos,
+            column_order,
+            column_above,
+            column_tied_before,
+            column_tied_total,
+            tie_code,
+            out,
+        )
         if cutoff:
             m = stop - start
             for p in range(out_of_play[:, column].max()):
@@ -500,23 +608,57 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
                 depth = max(depth, col_ptr[column + 1] - col_ptr[column])
             n_groups = min(n_rows, _SEED_GROUPS_PER_TARGET * min(depth, _SEED_DEPTH))
             step = max(1, min(_SEED_SAMPLE_STEP, n_rows // (n_groups * _TILE)))
-            seeds = _column_seeds(scores, col_ptr, col_pos, column_sorted, column_order, step, n_groups,
-                                  min(depth, n_groups), n_chunks)
+            seeds = _column_seeds(scores, col_ptr, col_pos, column_sorted, column_order, step, n_groups, min(depth, n_groups), n_chunks)
         for column in range(n_columns):  # targets below the seed are out of play from the start
             start, stop = col_ptr[column], col_ptr[column + 1]
             below = np.searchsorted(column_sorted[start:stop], seeds[column])
             out_of_play[:, column] = below
             screens[:, column] = column_sorted[start + below] if below < stop - start else np.inf
-    _scan_chunks(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, tie_code, cutoff, row_ranks, row_scores,
-                 row_sorted, row_order, row_above, row_tied_before, row_tied_total, column_sorted, column_order,
-                 column_above, column_tied_before, column_tied_total, screens, out_of_play, above_lowest, non_finite)
+    _scan_chunks(
+        scores,
+        row_ptr,
+        row_pos,
+        row_gain,
+        col_ptr,
+        col_pos,
+        tie_code,
+        cutoff,
+        row_ranks,
+        row_scores,
+        row_sorted,
+        row_order,
+        row_above,
+        row_tied_before,
+        row_tied_total,
+        column_sorted,
+        column_order,
+        column_above,
+        column_tied_before,
+        column_tied_total,
+        screens,
+        out_of_play,
+        above_lowest,
+        non_finite,
+    )
     if n_column_targets:
         for chunk in range(1, n_chunks):
             column_above[0] += column_above[chunk]
             column_tied_before[0] += column_tied_before[chunk]
             column_tied_total[0] += column_tied_total[chunk]
-        _finish_columns(col_ptr, col_pos, col_gain, tie_code, cutoff, column_scores, column_order, column_above[0],
-                        column_tied_before[0], column_tied_total[0], out_of_play, column_ranks)
+        _finish_columns(
+            col_ptr,
+            col_pos,
+            col_gain,
+            tie_code,
+            cutoff,
+            column_scores,
+            column_order,
+            column_above[0],
+            column_tied_before[0],
+            column_tied_total[0],
+            out_of_play,
+            column_ranks,
+        )
     return row_ranks, column_ranks, non_finite.sum()
 
 

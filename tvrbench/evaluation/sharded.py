@@ -137,8 +137,7 @@ class _ColumnTable:
     screen: np.ndarray
 
 
-def _column_table(n_columns: int, rows: np.ndarray, columns: np.ndarray, gains: np.ndarray, values: np.ndarray,
-                  cut: np.ndarray | None = None):
+def _column_table(n_columns: int, rows: np.ndarray, columns: np.ndarray, gains: np.ndarray, values: np.ndarray, cut: np.ndarray | None = None):
     """The table, and for each target in column-major (column, row) order its place in the table."""
     by_column = np.lexsort((rows, columns))
     by_score = np.lexsort((values, columns))
@@ -149,8 +148,7 @@ def _column_table(n_columns: int, rows: np.ndarray, columns: np.ndarray, gains: 
     lowest = np.full(n_columns, np.inf)  # a column without targets: no cell counts
     has_targets = pointer[1:] > pointer[:-1]
     lowest[has_targets] = values[by_score][pointer[:-1][has_targets]]
-    table = _ColumnTable(pointer, values[by_score], rows[by_score].astype(np.int64), gains[by_score].astype(np.float64), cut,
-                         np.maximum(lowest, cut))
+    table = _ColumnTable(pointer, values[by_score], rows[by_score].astype(np.int64), gains[by_score].astype(np.float64), cut, np.maximum(lowest, cut))
     return table, place[by_column]
 
 
@@ -179,8 +177,10 @@ def _first_pass(shards: ScoreShards, shard: int, row_targets, positives, depth, 
         row_ranks, _ = target_ranks(block, rows=row_targets, ties=ties)
     except NonFiniteScores:
         bad_row, bad_column = np.argwhere(~np.isfinite(block))[0]
-        raise InputError(shards.source, f"row {start + bad_row}, column {bad_column} is {block[bad_row, bad_column]}; "
-                                        "every score must be finite (no NaN or infinity)") from None
+        raise InputError(
+            shards.source,
+            f"row {start + bad_row}, column {bad_column} is {block[bad_row, bad_column]}; every score must be finite (no NaN or infinity)",
+        ) from None
     out = {"row_ranks": row_ranks}
     if positives is not None:
         local = positives.tocoo()
@@ -273,20 +273,27 @@ def _checkpoint_key(shards, row_targets, column_targets, ties, columns_top_only,
         arrays = (relevance.data, relevance.indices, relevance.indptr) if sparse.issparse(relevance) else (relevance,)
         parts += [np.ascontiguousarray(a).view(np.uint8).reshape(-1) for a in arrays]
         parts += [graded.fusion.encode(), repr(graded.metrics).encode()]
-        parts += [np.ascontiguousarray(a).view(np.uint8) for m in (graded.judgments.positive, graded.judgments.irrelevant)
-                  for a in (m.indptr, m.indices)]
+        parts += [
+            np.ascontiguousarray(a).view(np.uint8) for m in (graded.judgments.positive, graded.judgments.irrelevant) for a in (m.indptr, m.indices)
+        ]
     return bytes_digest(parts, algorithm="xxh3").replace(":", "-")
 
 
 def _judgment_rows(judgments: Judgments, start: int, stop: int) -> Judgments:
     rows = slice(start, stop)
-    return Judgments(judgments.original[rows], judgments.positive[rows], judgments.irrelevant[rows], judgments.judged[rows],
-                     judgments.sources)
+    return Judgments(judgments.original[rows], judgments.positive[rows], judgments.irrelevant[rows], judgments.judged[rows], judgments.sources)
 
 
-def sharded_ranks(shards: ScoreShards, rows: sparse.csr_matrix, columns: sparse.csr_matrix | None, ties: str,
-                  columns_top_only: bool = False, graded: Graded | None = None, client=None,
-                  checkpoint: str | Path | None = None) -> ShardedRanks:
+def sharded_ranks(
+    shards: ScoreShards,
+    rows: sparse.csr_matrix,
+    columns: sparse.csr_matrix | None,
+    ties: str,
+    columns_top_only: bool = False,
+    graded: Graded | None = None,
+    client=None,
+    checkpoint: str | Path | None = None,
+) -> ShardedRanks:
     """The ranks :func:`~tvrbench.evaluation.ranking.target_ranks` gives for the whole matrix, and
     graded nDCG per query, from the shards.
 
@@ -306,8 +313,12 @@ def sharded_ranks(shards: ScoreShards, rows: sparse.csr_matrix, columns: sparse.
     for k, (start, stop) in enumerate(shards.bounds):
         graded_job = None
         if graded is not None:
-            graded_job = {"relevance": graded.relevance[start:stop], "judgments": _judgment_rows(graded.judgments, start, stop),
-                          "metrics": graded.metrics, "fusion": graded.fusion}
+            graded_job = {
+                "relevance": graded.relevance[start:stop],
+                "judgments": _judgment_rows(graded.judgments, start, stop),
+                "metrics": graded.metrics,
+                "fusion": graded.fusion,
+            }
         jobs.append((shards, k, rows[start:stop], None if positives is None else positives[start:stop], depth, ties, graded_job))
     first, computed = _run(_first_pass, jobs, "ranks", client, state)
     row_ranks = np.concatenate([part["row_ranks"] for part in first])
@@ -317,14 +328,18 @@ def sharded_ranks(shards: ScoreShards, rows: sparse.csr_matrix, columns: sparse.
     if columns is not None:
         local = positives.tocoo()
         cut = None if depth is None else _mth_best(np.concatenate([part["column_top"] for part in first], axis=1), depth)
-        tables["labels"], places["labels"] = _column_table(n_columns, local.row, local.col, np.ones(local.nnz),
-                                                           np.concatenate([part["positive_scores"] for part in first]), cut)
+        tables["labels"], places["labels"] = _column_table(
+            n_columns, local.row, local.col, np.ones(local.nnz), np.concatenate([part["positive_scores"] for part in first]), cut
+        )
     graded_v2t = [] if graded is None else [m for m in graded.metrics if m.direction == "v2t"]
     if graded_v2t:
         cells = {name: np.concatenate([part[f"graded_{name}"] for part in first]) for name in ("rows", "columns", "gains", "scores")}
         if cells["rows"].size > _MAX_GRADED_COLUMN_TARGETS:
-            raise InputError(None, f"graded video-to-text nDCG over {cells['rows'].size:,} relevant cells: "
-                                   "keep a sparse proxy (tvrbench proxies --top-k/--threshold, .parquet)")
+            raise InputError(
+                None,
+                f"graded video-to-text nDCG over {cells['rows'].size:,} relevant cells: "
+                "keep a sparse proxy (tvrbench proxies --top-k/--threshold, .parquet)",
+            )
         tables["graded"], places["graded"] = _column_table(n_columns, cells["rows"], cells["columns"], cells["gains"], cells["scores"])
     column_ranks = np.zeros(0)
     if tables:
@@ -338,8 +353,9 @@ def sharded_ranks(shards: ScoreShards, rows: sparse.csr_matrix, columns: sparse.
 
             ranks = _ranks_from_counts(tables["graded"], counts, "graded", tie_code)[places["graded"]]
             order = np.lexsort((cells["rows"], cells["columns"]))
-            targets = sparse.csr_matrix((cells["gains"][order], cells["rows"][order], _pointer(cells["columns"], n_columns)),
-                                        shape=(n_columns, n_rows))
+            targets = sparse.csr_matrix(
+                (cells["gains"][order], cells["rows"][order], _pointer(cells["columns"], n_columns)), shape=(n_columns, n_rows)
+            )
             for metric in graded_v2t:
                 graded_values[str(metric)] = metric.per_query(_ranked(n_columns, targets, ranks))
     return ShardedRanks(row_ranks, column_ranks, graded_values, computed)
@@ -356,4 +372,3 @@ def _pointer(columns: np.ndarray, n_columns: int) -> np.ndarray:
     pointer = np.zeros(n_columns + 1, np.int64)
     np.cumsum(np.bincount(columns, minlength=n_columns), out=pointer[1:])
     return pointer
-

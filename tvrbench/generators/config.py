@@ -12,8 +12,8 @@ from typing import Literal, TypeVar
 
 from pydantic import ConfigDict, Field
 
-from tvrbench.config import Settings as BaseSettings
 from tvrbench.config import Seed, load_settings
+from tvrbench.config import Settings as BaseSettings
 
 
 class Settings(BaseSettings):

@@ -116,7 +116,9 @@ class ContrastGenerator:
         raise NotImplementedError
 
     def signature(self, captions: Captions, search: ContrastSearch) -> Signature:
-        return contrast_signature(self.kind, captions, self.config.model_dump(), self.libraries, seed=self.config.seed, **self.signature_fields(search))
+        return contrast_signature(
+            self.kind, captions, self.config.model_dump(), self.libraries, seed=self.config.seed, **self.signature_fields(search)
+        )
 
 
 class Job:

@@ -165,7 +165,9 @@ class Perplexity:
             ppl_o, ppl_m = ppl[candidate.original], ppl[candidate.text]
             diff = (ppl_m - ppl_o) / ppl_o
             passed = diff < cfg.ppl_diff_max or (diff < cfg.ppl_diff_max_if_fluent and ppl_m < cfg.ppl_fluent_max)
-            checks.append(Check(bool(passed), round(float(diff), 6), {"ppl_original": round(float(ppl_o), 4), "ppl_contrast": round(float(ppl_m), 4)}))
+            checks.append(
+                Check(bool(passed), round(float(diff), 6), {"ppl_original": round(float(ppl_o), 4), "ppl_contrast": round(float(ppl_m), 4)})
+            )
         return checks
 
 

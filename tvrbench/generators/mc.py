@@ -57,7 +57,9 @@ def check_contrasts(records: Sequence[ContrastRecord], captions: Captions, kind:
         raise InputError(source, f"{len(unknown)} record(s) have caption ids not in {captions.source}, e.g. {unknown[0]!r}")
     for record in records:
         if record.video_id != video_of[record.caption_id]:
-            raise InputError(source, f"caption {record.caption_id!r} is video {record.video_id!r} here but {video_of[record.caption_id]!r} in {captions.source}")
+            raise InputError(
+                source, f"caption {record.caption_id!r} is video {record.video_id!r} here but {video_of[record.caption_id]!r} in {captions.source}"
+            )
         if record.kind != kind:
             raise InputError(source, f"caption {record.caption_id!r} is a {record.kind!r} contrast, not {kind!r}")
     by_caption: dict[str, list[ContrastRecord]] = defaultdict(list)

@@ -7,7 +7,8 @@ the first name has no possible replacement, the next name is tried as the first.
 
 Inputs: captions with the names in their text, and a characters file (CSV ``movie,name,gender``).
 With the LSMDC captions format (``names`` column) only the listed names are targets; otherwise any
-character name of the movie found in the text (whole words, multi-word names whole). A caption's movie is its ``movie`` column, or else its LSMDC clip id without the trailing time span
+character name of the movie found in the text (whole words, multi-word names whole). A caption's
+movie is its ``movie`` column, or else its LSMDC clip id without the trailing time span
 (``3001_21_JUMP_STREET_00.00.51.034-00.00.53.462`` → ``3001_21_JUMP_STREET``).
 """
 

@@ -124,14 +124,18 @@ def checked_sidecar(data: dict, source: Path) -> dict:
     (the report, the card and ``mc score`` use them); InputError otherwise."""
     saved = data.get("plausibility")
     number = (int, float, type(None))
-    if saved is not None and not (isinstance(saved, dict) and isinstance(saved.get("lm"), str)
-                                  and isinstance(saved.get("pairs"), int) and isinstance(saved.get("prefers_original"), number)
-                                  and isinstance(saved.get("median_gap_nats_per_token"), number)):
-        raise InputError(source, "field 'plausibility' is not what tvrbench contrast writes (lm, pairs, prefers_original, "
-                                 "median_gap_nats_per_token)")
+    if saved is not None and not (
+        isinstance(saved, dict)
+        and isinstance(saved.get("lm"), str)
+        and isinstance(saved.get("pairs"), int)
+        and isinstance(saved.get("prefers_original"), number)
+        and isinstance(saved.get("median_gap_nats_per_token"), number)
+    ):
+        raise InputError(source, "field 'plausibility' is not what tvrbench contrast writes (lm, pairs, prefers_original, median_gap_nats_per_token)")
     entries = data.get("instances")
-    if entries is not None and not (isinstance(entries, list) and all(
-            isinstance(e, dict) and e.get("contrast_option") in (None, 0, 1, 2, 3, 4) for e in entries)):
+    if entries is not None and not (
+        isinstance(entries, list) and all(isinstance(e, dict) and e.get("contrast_option") in (None, 0, 1, 2, 3, 4) for e in entries)
+    ):
         raise InputError(source, "field 'instances' must list objects whose contrast_option is an option index 0-4 or null")
     return data
 
@@ -208,11 +212,7 @@ class ResumableJsonl:
 
     def finish(self, caption_order: list[str], sidecar: dict) -> list[ContrastRecord]:
         """Write the records in caption order and the sidecar; remove the partial file."""
-        records = [
-            ContrastRecord(**self.done[caption_id]["record"])
-            for caption_id in caption_order
-            if self.done.get(caption_id, {}).get("record")
-        ]
+        records = [ContrastRecord(**self.done[caption_id]["record"]) for caption_id in caption_order if self.done.get(caption_id, {}).get("record")]
         with atomic_write(self.path) as out:
             for record in records:
                 out.write(json.dumps(record.to_json(), ensure_ascii=False) + "\n")

@@ -89,11 +89,7 @@ class T5Verbs:
             encoded = self.tokenizer(batch, return_tensors="pt", padding=True)
             with torch.no_grad():
                 output = self.model.generate(
-                    **encoded,
-                    num_beams=self.config.num_beams,
-                    num_return_sequences=k,
-                    max_new_tokens=self.config.max_new_tokens,
-                    do_sample=False,
+                    **encoded, num_beams=self.config.num_beams, num_return_sequences=k, max_new_tokens=self.config.max_new_tokens, do_sample=False
                 )
             decoded = self.tokenizer.batch_decode(output, skip_special_tokens=False)
             fills.extend([parse_fill(text, self.special) for text in decoded[i * k : (i + 1) * k]] for i in range(len(batch)))

@@ -294,7 +294,7 @@ class RankedByLM:
         """Log-probabilities of the candidates' texts; one span replaced in each: as variants of the caption."""
         spans = {(r.char_start, r.char_end) for c in candidates for r in c.replacements}
         if len(spans) == 1 and all(len(c.replacements) == 1 for c in candidates):
-            (start, end), = spans
+            ((start, end),) = spans
             return self.lm.variant_totals(request.item.text, start, end, [c.replacements[0].replacement for c in candidates])
         return total_logprobs(self.lm, [c.text for c in candidates])
 

@@ -72,16 +72,11 @@ class Captions:
     def subset(self, indices: Sequence[int]) -> "Captions":
         pick = lambda values: [values[i] for i in indices]  # noqa: E731
         return Captions(
-            pick(self.caption_ids),
-            pick(self.texts),
-            pick(self.video_ids),
-            self.source,
-            {name: pick(values) for name, values in self.extra.items()},
+            pick(self.caption_ids), pick(self.texts), pick(self.video_ids), self.source, {name: pick(values) for name, values in self.extra.items()}
         )
 
 
-def _from_columns(path: Path, columns: dict[str, list], id_col: str, text_col: str, video_col: str,
-                  lines: list[int]) -> Captions:
+def _from_columns(path: Path, columns: dict[str, list], id_col: str, text_col: str, video_col: str, lines: list[int]) -> Captions:
     """Captions from column lists (``None`` = no value); ``lines[i]`` is row i's line, for messages.
     Checked and stripped a column at a time (list comprehensions), not with Python code per row."""
     n_rows = len(lines)
@@ -94,8 +89,11 @@ def _from_columns(path: Path, columns: dict[str, list], id_col: str, text_col: s
     if empty:
         row, name = min(empty)
         raise InputError(path, f"line {lines[row]}: empty {name}")
-    extra = {name: ["" if value is None else str(value) for value in values]
-             for name, values in columns.items() if name not in (id_col, text_col, video_col)}
+    extra = {
+        name: ["" if value is None else str(value) for value in values]
+        for name, values in columns.items()
+        if name not in (id_col, text_col, video_col)
+    }
     return Captions(ids, texts, videos, str(path), extra)
 
 
@@ -120,12 +118,10 @@ def _read_delimited(path: Path, text: str, delimiter: str, format: str) -> Capti
     if format == "auto":
         format = next((name for name, columns in required.items() if set(columns) <= set(header)), "")
         if not format:
-            raise InputError(path, f"columns {', '.join(header)} are neither caption_id,text,video_id "
-                                   "nor the JSFUSION key,vid_key,video_id,sentence")
+            raise InputError(path, f"columns {', '.join(header)} are neither caption_id,text,video_id nor the JSFUSION key,vid_key,video_id,sentence")
     missing = [column for column in required[format] if column not in header]
     if missing:
-        raise InputError(path, f"{format} captions need the columns {','.join(required[format])}; "
-                               f"missing {', '.join(missing)}")
+        raise InputError(path, f"{format} captions need the columns {','.join(required[format])}; missing {', '.join(missing)}")
     width = len(header)
     if any(len(row) != width for row in rows):  # short rows lack values (None); extra fields are dropped
         rows = [row[:width] + [None] * (width - len(row)) for row in rows]
@@ -152,8 +148,7 @@ def _with_character_names(path: Path, captions: Captions) -> Captions:
         if "genders" in extra:
             genders = [gender.strip().lower() for gender in extra["genders"][row].split(";") if gender.strip()]
             if len(genders) != len(names) or any(gender not in GENDERS for gender in genders):
-                raise InputError(path, f"line {line}: genders {extra['genders'][row]!r} must give M or F for each "
-                                       f"of the {len(names)} names")
+                raise InputError(path, f"line {line}: genders {extra['genders'][row]!r} must give M or F for each of the {len(names)} names")
             genders_column.append(";".join(GENDERS[gender] for gender in genders))
     extra["movie"] = [movie.strip() for movie in extra["movie"]]
     extra["names"] = names_column
@@ -191,8 +186,11 @@ def _read_msvd_pickle(path: Path, trust_pickle: bool) -> Captions:
     """CLIP4Clip-style ``raw-captions.pkl``: ``{video_id: [[token, ...], ...]}``. Unpickling runs
     arbitrary code, so only for a file the user trusts and says so."""
     if not trust_pickle:
-        raise InputError(path, "is a pickle (MSVD raw-captions.pkl?); tvrbench never unpickles input unless told "
-                               "to: pass --trust-pickle (trust_pickle=True) if you trust this file")
+        raise InputError(
+            path,
+            "is a pickle (MSVD raw-captions.pkl?); tvrbench never unpickles input unless told "
+            "to: pass --trust-pickle (trust_pickle=True) if you trust this file",
+        )
     with open(path, "rb") as handle:
         try:
             data = pickle.load(handle)  # noqa: S301 - the user vouched for this file with trust_pickle
@@ -231,9 +229,11 @@ def _read_msrvtt_json(path: Path, text: str) -> Captions:
     if not isinstance(data, dict) or not isinstance(data.get("sentences"), list):
         raise InputError(path, "expected MSR-VTT's MSRVTT_data.json with a 'sentences' list")
     rows = [
-        {"caption_id": str(s.get("sen_id")) if isinstance(s, dict) and "sen_id" in s else None,
-         "text": s.get("caption") if isinstance(s, dict) else None,
-         "video_id": s.get("video_id") if isinstance(s, dict) else None}
+        {
+            "caption_id": str(s.get("sen_id")) if isinstance(s, dict) and "sen_id" in s else None,
+            "text": s.get("caption") if isinstance(s, dict) else None,
+            "video_id": s.get("video_id") if isinstance(s, dict) else None,
+        }
         for s in data["sentences"]
     ]
     return _from_columns(path, _records_to_columns(rows), *GENERIC_COLUMNS, list(range(1, len(rows) + 1)))
@@ -248,8 +248,7 @@ def _detect_format(path: Path) -> str:
     return "auto"  # CSV / TSV / JSONL: decided by the columns
 
 
-def read_captions(path: str | Path, format: str = "auto", video_list: str | Path | None = None,
-                  trust_pickle: bool = False) -> Captions:
+def read_captions(path: str | Path, format: str = "auto", video_list: str | Path | None = None, trust_pickle: bool = False) -> Captions:
     """Read captions in one of :data:`FORMATS` (see the module docstring).
 
     ``auto``: ``.txt`` / ``.pkl`` are MSVD, ``.json`` is ``MSRVTT_data.json``, ``.jsonl`` generic,
@@ -282,8 +281,9 @@ def _keep_videos(captions: Captions, video_list: Path) -> Captions:
     present = set(captions.video_ids)
     absent = [video_id for video_id in wanted if video_id not in present]
     if absent:
-        raise InputError(video_list, f"{len(absent)} of its {len(wanted)} videos have no captions in "
-                                     f"{captions.source} (e.g. {', '.join(map(repr, absent[:3]))})")
+        raise InputError(
+            video_list, f"{len(absent)} of its {len(wanted)} videos have no captions in {captions.source} (e.g. {', '.join(map(repr, absent[:3]))})"
+        )
     keep = set(wanted)
     return captions.subset([i for i, video_id in enumerate(captions.video_ids) if video_id in keep])
 

@@ -79,7 +79,7 @@ class RaggedInts:
         return len(self.offsets) - 1
 
     def __getitem__(self, index: int) -> tuple[int, ...]:
-        return tuple(self.values[self.offsets[index]:self.offsets[index + 1]].tolist())
+        return tuple(self.values[self.offsets[index] : self.offsets[index + 1]].tolist())
 
     def take(self, indices: np.ndarray) -> "RaggedInts":
         starts, ends = self.offsets[indices], self.offsets[np.asarray(indices) + 1]
@@ -121,9 +121,17 @@ class FireLabels:
     queue_ids: RaggedInts | None = None
 
     def __post_init__(self):
-        columns = {"query": self.query, "video_id": self.video_id, "label": self.label, "dataset": self.dataset,
-                   "models": self.models, "annotator_labels": self.annotator_labels,
-                   "annotator_ids": self.annotator_ids, "response_ids": self.response_ids, "queue_ids": self.queue_ids}
+        columns = {
+            "query": self.query,
+            "video_id": self.video_id,
+            "label": self.label,
+            "dataset": self.dataset,
+            "models": self.models,
+            "annotator_labels": self.annotator_labels,
+            "annotator_ids": self.annotator_ids,
+            "response_ids": self.response_ids,
+            "queue_ids": self.queue_ids,
+        }
         lengths = {name: len(column) for name, column in columns.items() if column is not None}
         if len(set(lengths.values())) > 1:
             raise ValueError(f"FireLabels columns differ in length: {lengths}")
@@ -155,9 +163,14 @@ class FireLabels:
         pick = lambda rows: [rows[i] for i in indices.tolist()]  # noqa: E731
         return replace(
             self,
-            query=self.query[indices], video_id=self.video_id[indices], label=self.label[indices],
-            dataset=self.dataset[indices], models=pick(self.models), annotator_labels=pick(self.annotator_labels),
-            annotator_ids=pick(self.annotator_ids), metadata=dict(self.metadata),
+            query=self.query[indices],
+            video_id=self.video_id[indices],
+            label=self.label[indices],
+            dataset=self.dataset[indices],
+            models=pick(self.models),
+            annotator_labels=pick(self.annotator_labels),
+            annotator_ids=pick(self.annotator_ids),
+            metadata=dict(self.metadata),
             response_ids=None if self.response_ids is None else self.response_ids.take(indices),
             queue_ids=None if self.queue_ids is None else self.queue_ids.take(indices),
         )
@@ -359,8 +372,7 @@ def read_fire(path: str | os.PathLike, dataset: str | None = None) -> FireLabels
         video_id.append(share(record.video_id, record.video_id))
         dataset_column.append(share(record.dataset, record.dataset))
         label.append(DISAGREEMENT if record.label is None else LABEL_CODES[record.label])
-        pooled, votes, annotators = (tuple(record.models), tuple(LABEL_CODES[v] for v in record.annotator_labels),
-                                     tuple(record.annotator_ids))
+        pooled, votes, annotators = (tuple(record.models), tuple(LABEL_CODES[v] for v in record.annotator_labels), tuple(record.annotator_ids))
         models.append(share(pooled, pooled))
         annotator_labels.append(share(votes, votes))
         annotator_ids.append(share(annotators, annotators))
@@ -375,10 +387,16 @@ def read_fire(path: str | os.PathLike, dataset: str | None = None) -> FireLabels
     if dataset is not None:
         metadata["datasets"] = [dataset]
     return FireLabels(
-        query=np.array(query, dtype=object), video_id=np.array(video_id, dtype=object),
-        label=np.frombuffer(label, np.int8).copy(), dataset=np.array(dataset_column, dtype=object),
-        models=models, annotator_labels=annotator_labels,
-        annotator_ids=annotator_ids, metadata=metadata, source=str(path), response_ids=response_ids.packed(),
+        query=np.array(query, dtype=object),
+        video_id=np.array(video_id, dtype=object),
+        label=np.frombuffer(label, np.int8).copy(),
+        dataset=np.array(dataset_column, dtype=object),
+        models=models,
+        annotator_labels=annotator_labels,
+        annotator_ids=annotator_ids,
+        metadata=metadata,
+        source=str(path),
+        response_ids=response_ids.packed(),
         queue_ids=queue_ids.packed(),
     )
 
@@ -386,8 +404,7 @@ def read_fire(path: str | os.PathLike, dataset: str | None = None) -> FireLabels
 def write_fire(path: str | os.PathLike, labels: FireLabels) -> None:
     """Write ``labels`` in the FIRE schema, atomically and record by record: labelled rows under
     ``annotations``, label -1 under ``disagreements`` (no ``label`` key), then the metadata."""
-    sections = {"annotations": np.flatnonzero(labels.label != DISAGREEMENT),
-                "disagreements": np.flatnonzero(labels.label == DISAGREEMENT)}
+    sections = {"annotations": np.flatnonzero(labels.label != DISAGREEMENT), "disagreements": np.flatnonzero(labels.label == DISAGREEMENT)}
     with atomic_write(path) as out:
         out.write("{")
         for position, (name, indices) in enumerate(sections.items()):

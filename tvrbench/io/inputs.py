@@ -112,8 +112,9 @@ class ScoreMatrix:
     source: Path
 
 
-def read_score_matrix(path: str | Path, caption_ids: list[str], video_ids: list[str], name: str | None = None,
-                      check_finite: bool = True, sharded: bool = False) -> ScoreMatrix:
+def read_score_matrix(
+    path: str | Path, caption_ids: list[str], video_ids: list[str], name: str | None = None, check_finite: bool = True, sharded: bool = False
+) -> ScoreMatrix:
     """A TREC run (by suffix, see :data:`RUN_SUFFIXES`; unretrieved pairs rank last) or a ``.npy`` matrix,
     rows in the order of ``caption_ids``, columns in that of ``video_ids``; with ``sharded``, also a
     Zarr store or a folder of ``.npy`` row shards (:mod:`tvrbench.io.shards`), opened, not read.
@@ -125,8 +126,10 @@ def read_score_matrix(path: str | Path, caption_ids: list[str], video_ids: list[
     path = Path(path)
     if is_sharded(path):
         if not sharded:
-            raise InputError(path, "sharded scores (a Zarr store or a folder of row shards) are read by `tvrbench evaluate`; "
-                                   "give this command one .npy or a TREC run")
+            raise InputError(
+                path,
+                "sharded scores (a Zarr store or a folder of row shards) are read by `tvrbench evaluate`; give this command one .npy or a TREC run",
+            )
         values, digest = open_shards(path, (len(caption_ids), len(video_ids))), file_digest(path, algorithm="xxh3")
     elif path.suffix.lower() in RUN_SUFFIXES:
         from tvrbench.io.trec import read_run, run_to_matrix
@@ -214,8 +217,9 @@ def load_relevance(path: Path, shape: tuple[int, int], captions: Captions, video
     return np.ascontiguousarray(matrix), name
 
 
-def reorder(matrix: np.ndarray, caption_ids: list[str], wanted_captions: list[str], video_ids: list[str],
-            wanted_videos: list[str], source: Path) -> np.ndarray:
+def reorder(
+    matrix: np.ndarray, caption_ids: list[str], wanted_captions: list[str], video_ids: list[str], wanted_videos: list[str], source: Path
+) -> np.ndarray:
     """The rows and columns of ``matrix`` (labelled ``caption_ids`` × ``video_ids``) in the wanted order."""
     row_of = {caption_id: row for row, caption_id in enumerate(caption_ids)}
     column_of = {video_id: column for column, video_id in enumerate(video_ids)}

@@ -67,8 +67,11 @@ def write_mc(path: str | Path, instances: list[MCInstance]) -> None:
             raise ValueError(f"instance {instance.clip!r} needs {N_OPTIONS} options and a label in range")
         for text in (instance.clip, *instance.endings):
             if "\t" in text or "\n" in text or "\r" in text:
-                raise InputError(path, f"instance {instance.clip!r}: a caption or clip id holds a tab or line break, "
-                                       "which the MC TSV cannot hold; remove it from the input")
+                raise InputError(
+                    path,
+                    f"instance {instance.clip!r}: a caption or clip id holds a tab or line break, "
+                    "which the MC TSV cannot hold; remove it from the input",
+                )
     with atomic_write(path) as out:
         out.write("\t".join(MC_COLUMNS) + "\n")
         for instance in instances:

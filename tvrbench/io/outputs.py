@@ -32,8 +32,9 @@ class Output:
 def safe_name(name: str, what: str) -> str:
     """``name`` if it can be a file name as it is: letters, digits and ``_ . + @ = -``, no ``..``."""
     if not _SAFE_NAME.fullmatch(name) or ".." in name:
-        raise InputError(None, f"{what} {name!r} cannot be part of a file name: use letters, digits and _ . + @ = - "
-                               "(no path separators, spaces or '..')")
+        raise InputError(
+            None, f"{what} {name!r} cannot be part of a file name: use letters, digits and _ . + @ = - (no path separators, spaces or '..')"
+        )
     return name
 
 

@@ -44,8 +44,7 @@ def read_scores(path: str | os.PathLike, shape: tuple[int, int] | None = None, c
     return _read(Path(path), shape, check_finite, digest=False)[0]
 
 
-def read_scores_digest(path: str | os.PathLike, shape: tuple[int, int] | None = None,
-                       check_finite: bool = True) -> tuple[np.ndarray, str]:
+def read_scores_digest(path: str | os.PathLike, shape: tuple[int, int] | None = None, check_finite: bool = True) -> tuple[np.ndarray, str]:
     """:func:`read_scores` and the file's ``xxh3`` :func:`~tvrbench.signature.file_digest`."""
     return _read(Path(path), shape, check_finite, digest=True)
 
@@ -112,8 +111,7 @@ def require_finite(path: str | os.PathLike, scores: np.ndarray) -> None:
     """InputError naming the first NaN or infinite cell of ``scores`` (read from ``path``)."""
     step = max(1, BLOCK_VALUES // scores.shape[1])
     for start in range(0, scores.shape[0], step):
-        block = scores[start:start + step]
+        block = scores[start : start + step]
         if not np.isfinite(block).all():
             row, column = np.argwhere(~np.isfinite(block))[0]
-            raise InputError(path, f"row {start + row}, column {column} is {block[row, column]}; "
-                                   "every score must be finite (no NaN or infinity)")
+            raise InputError(path, f"row {start + row}, column {column} is {block[row, column]}; every score must be finite (no NaN or infinity)")

@@ -152,8 +152,7 @@ def write_qrels(path: str | os.PathLike, qrels: Qrels) -> None:
             out.write(f"{query} 0 {doc} {relevance}\n")
 
 
-def write_run(path: str | os.PathLike, scores: np.ndarray, query_ids, doc_ids, depth: int | None = None,
-              tag: str = "tvrbench") -> None:
+def write_run(path: str | os.PathLike, scores: np.ndarray, query_ids, doc_ids, depth: int | None = None, tag: str = "tvrbench") -> None:
     """Write each query's top ``depth`` documents (all when None) by descending score, ties by
     column index ascending; rank is 1-based and scores are written exactly (shortest round-trip)."""
     scores = np.asarray(scores)
@@ -170,10 +169,11 @@ def write_run(path: str | os.PathLike, scores: np.ndarray, query_ids, doc_ids, d
     block = max(1, (1 << 22) // max(1, len(docs)))  # rows per block: bounded memory for the sort
     with atomic_write(path) as out:
         for start in range(0, len(queries), block):
-            chunk = scores[start:start + block].astype(np.float64)
+            chunk = scores[start : start + block].astype(np.float64)
             order = np.argsort(-chunk, axis=1, kind="stable")[:, :depth]
             top = np.take_along_axis(chunk, order, axis=1)
             for offset, (columns, values) in enumerate(zip(order.tolist(), top.tolist())):
                 query = queries[start + offset]
-                out.writelines(f"{query} Q0 {docs[column]} {rank} {value!r} {tag}\n"
-                               for rank, (column, value) in enumerate(zip(columns, values), start=1))
+                out.writelines(
+                    f"{query} Q0 {docs[column]} {rank} {value!r} {tag}\n" for rank, (column, value) in enumerate(zip(columns, values), start=1)
+                )

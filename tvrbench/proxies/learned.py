@@ -41,8 +41,7 @@ def read_features(path: str | Path, n_videos: int) -> np.ndarray:
         raise InputError(path, f"not a readable .npy array: {error}") from None
     if features.ndim != 2 or features.shape[0] != n_videos:
         raise InputError(path, f"expected a 2-D array with {n_videos} rows (one per video), got shape {features.shape}")
-    if not (np.issubdtype(features.dtype, np.integer) or np.issubdtype(features.dtype, np.floating)) \
-            or not np.isfinite(features).all():
+    if not (np.issubdtype(features.dtype, np.integer) or np.issubdtype(features.dtype, np.floating)) or not np.isfinite(features).all():
         raise InputError(path, "features must be finite real numbers")
     return features.astype(np.float64)
 

@@ -130,7 +130,9 @@ def build_proxy(
     seconds: dict[str, float] = {}
     if proxy in SET_PROXIES:
         if isinstance(captions, ParsedCaptions) or proxy != "bow":
-            parsed = captions if isinstance(captions, ParsedCaptions) else parse_captions(texts, config.spacy_model, config.batch_size, config.n_process)
+            parsed = (
+                captions if isinstance(captions, ParsedCaptions) else parse_captions(texts, config.spacy_model, config.batch_size, config.n_process)
+            )
             pipeline, seconds["parse"] = parsed.pipeline, parsed.parse_seconds
         else:  # BoW splits the text on spaces: no parse, only the pipeline's name (for the signature)
             started = time.perf_counter()
@@ -146,12 +148,30 @@ def build_proxy(
             kernel, libraries = _cosine_kernel(texts, proxy, groups, videos, level, config, features, fields)
     seconds["prepare"] = time.perf_counter() - started
     ones = groups.membership().astype(bool).tocsr()
-    return ProxyMatrix(kernel, ones, proxy, level, groups.video_ids, caption_ids, Signature(fields, libraries=["numpy", "scipy", *libraries]),
-                       None if video_ids is None else [str(v) for v in video_ids], seconds)
+    return ProxyMatrix(
+        kernel,
+        ones,
+        proxy,
+        level,
+        groups.video_ids,
+        caption_ids,
+        Signature(fields, libraries=["numpy", "scipy", *libraries]),
+        None if video_ids is None else [str(v) for v in video_ids],
+        seconds,
+    )
 
 
-def _set_kernel(texts: list[str], parsed: ParsedCaptions | None, pipeline: str, proxy: str, groups: VideoGroups, level: str,
-                config: ProxyConfig, wordnet, fields: dict):
+def _set_kernel(
+    texts: list[str],
+    parsed: ParsedCaptions | None,
+    pipeline: str,
+    proxy: str,
+    groups: VideoGroups,
+    level: str,
+    config: ProxyConfig,
+    wordnet,
+    fields: dict,
+):
     from tvrbench.proxies.sets import IoUKernel, incidence, proxy_items, proxy_weights, read_classes, stop_words, video_sets
 
     wn = _wordnet(wordnet) if proxy == "syn" else None
@@ -182,15 +202,27 @@ def _meteor_kernel(texts: list[str], groups: VideoGroups, level: str, config: Pr
 
     wn = _wordnet(wordnet)
     kernel = MeteorKernel(texts, wn, groups.members, config.meteor_alpha, config.meteor_beta, config.meteor_gamma)
-    fields.update(tokenization="whitespace+lower", wordnet=wn.get_version(), stemmer="porter",
-                  meteor=f"alpha={config.meteor_alpha:g},beta={config.meteor_beta:g},gamma={config.meteor_gamma:g}")
+    fields.update(
+        tokenization="whitespace+lower",
+        wordnet=wn.get_version(),
+        stemmer="porter",
+        meteor=f"alpha={config.meteor_alpha:g},beta={config.meteor_beta:g},gamma={config.meteor_gamma:g}",
+    )
     if level == "video":
         fields["kernel"] = "half(mean+max)"
     return kernel, ["nltk"]
 
 
-def _cosine_kernel(texts: list[str], proxy: str, groups: VideoGroups, videos: VideoGroups | None, level: str,
-                   config: ProxyConfig, features: np.ndarray | None, fields: dict):
+def _cosine_kernel(
+    texts: list[str],
+    proxy: str,
+    groups: VideoGroups,
+    videos: VideoGroups | None,
+    level: str,
+    config: ProxyConfig,
+    features: np.ndarray | None,
+    fields: dict,
+):
     from tvrbench.proxies.learned import CosineKernel, sentence_embeddings, unit_rows, video_embeddings
 
     fields["cosine"] = "clipped-at-0"
@@ -208,8 +240,9 @@ def _cosine_kernel(texts: list[str], proxy: str, groups: VideoGroups, videos: Vi
     return CosineKernel(features if level == "video" else features[owner], features[owner]), []
 
 
-def proxy_matrix(captions: ParsedCaptions | Sequence[str], proxy: str, level: str = "caption", *,
-                 dtype=np.float32, block_mb: int = 256, **options) -> np.ndarray:
+def proxy_matrix(
+    captions: ParsedCaptions | Sequence[str], proxy: str, level: str = "caption", *, dtype=np.float32, block_mb: int = 256, **options
+) -> np.ndarray:
     """The matrix in memory: ``M[i, j]`` = S(row i, caption j), own pairs 1 (options: see :func:`build_proxy`)."""
     return build_proxy(captions, proxy, level, **options).compute(dtype, block_mb)
 

@@ -120,8 +120,7 @@ def _last_free_synonym(stem, syn_indptr, syn_indices, last, previous, taken):
 
 
 @numba.njit(cache=True)
-def _meteor_pair(n_ref, hw, hs, word_chains, stem_chains, syn_indptr, syn_indices, has_synonyms, taken, match, alpha,
-                 beta, gamma):
+def _meteor_pair(n_ref, hw, hs, word_chains, stem_chains, syn_indptr, syn_indices, has_synonyms, taken, match, alpha, beta, gamma):
     """NLTK's single_meteor_score on id arrays: a reference of ``n_ref`` words, given by its (last,
     previous) chains of word and stem ids (:func:`_link`), and a hypothesis of words hw / stems hs."""
     n_hyp = hw.shape[0]
@@ -163,8 +162,24 @@ def _meteor_pair(n_ref, hw, hs, word_chains, stem_chains, syn_indptr, syn_indice
 
 
 @numba.njit(parallel=True, cache=True)
-def _meteor_groups(group_indptr, group_members, ref_words, ref_stems, ref_offsets, hyp_words, hyp_stems, hyp_offsets,
-                   syn_indptr, syn_indices, has_synonyms, alpha, beta, gamma, n_chunks, out):
+def _meteor_groups(
+    group_indptr,
+    group_members,
+    ref_words,
+    ref_stems,
+    ref_offsets,
+    hyp_words,
+    hyp_stems,
+    hyp_offsets,
+    syn_indptr,
+    syn_indices,
+    has_synonyms,
+    alpha,
+    beta,
+    gamma,
+    n_chunks,
+    out,
+):
     """out[g, h] = ½[mean + max] over the references of group g of METEOR(reference, hypothesis h).
 
     Each thread owns a range of groups; a group's references are chained by word and by stem once
@@ -195,8 +210,8 @@ def _meteor_groups(group_indptr, group_members, ref_words, ref_stems, ref_offset
             size = group_indptr[g + 1] - first
             for k in range(size):
                 r = group_members[first + k]
-                _link(ref_words[ref_offsets[r]:ref_offsets[r + 1]], last_word[k], previous_word[k])
-                _link(ref_stems[ref_offsets[r]:ref_offsets[r + 1]], last_stem[k], previous_stem[k])
+                _link(ref_words[ref_offsets[r] : ref_offsets[r + 1]], last_word[k], previous_word[k])
+                _link(ref_stems[ref_offsets[r] : ref_offsets[r + 1]], last_stem[k], previous_stem[k])
             for h in range(n_hyp):
                 h0 = hyp_offsets[h]
                 h1 = hyp_offsets[h + 1]
@@ -204,23 +219,36 @@ def _meteor_groups(group_indptr, group_members, ref_words, ref_stems, ref_offset
                 best = 0.0
                 for k in range(size):
                     r = group_members[first + k]
-                    score = _meteor_pair(ref_offsets[r + 1] - ref_offsets[r], hyp_words[h0:h1], hyp_stems[h0:h1],
-                                         (last_word[k], previous_word[k]), (last_stem[k], previous_stem[k]),
-                                         syn_indptr, syn_indices, has_synonyms, taken, match, alpha, beta, gamma)
+                    score = _meteor_pair(
+                        ref_offsets[r + 1] - ref_offsets[r],
+                        hyp_words[h0:h1],
+                        hyp_stems[h0:h1],
+                        (last_word[k], previous_word[k]),
+                        (last_stem[k], previous_stem[k]),
+                        syn_indptr,
+                        syn_indices,
+                        has_synonyms,
+                        taken,
+                        match,
+                        alpha,
+                        beta,
+                        gamma,
+                    )
                     total += score
                     best = max(best, score)
                 out[g, h] = 0.5 * (total / size + best)
             for k in range(size):
                 r = group_members[first + k]
-                _unlink(ref_words[ref_offsets[r]:ref_offsets[r + 1]], last_word[k])
-                _unlink(ref_stems[ref_offsets[r]:ref_offsets[r + 1]], last_stem[k])
+                _unlink(ref_words[ref_offsets[r] : ref_offsets[r + 1]], last_word[k])
+                _unlink(ref_stems[ref_offsets[r] : ref_offsets[r + 1]], last_stem[k])
 
 
 class MeteorKernel:
     """Rows: groups of reference captions (one caption each at caption level); columns: all captions as hypotheses."""
 
-    def __init__(self, texts: Sequence[str], wordnet, groups: Sequence[Sequence[int]] | None = None,
-                 alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5):
+    def __init__(
+        self, texts: Sequence[str], wordnet, groups: Sequence[Sequence[int]] | None = None, alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5
+    ):
         vocabulary = MeteorVocabulary.build(texts, wordnet)
         self.captions = vocabulary.tokenize(texts)
         indptr, indices = vocabulary.synonym_indptr, vocabulary.synonym_indices
@@ -242,7 +270,18 @@ class MeteorKernel:
         out = np.empty((stop - start, self.shape[1]))
         if stop > start:
             c = self.captions
-            _meteor_groups(self.group_indptr[start:stop + 1], self.group_members, c.words, c.stems, c.offsets,
-                           c.words, c.stems, c.offsets, *self.synonyms, *self.parameters,
-                           min(stop - start, 4 * numba.get_num_threads()), out)
+            _meteor_groups(
+                self.group_indptr[start : stop + 1],
+                self.group_members,
+                c.words,
+                c.stems,
+                c.offsets,
+                c.words,
+                c.stems,
+                c.offsets,
+                *self.synonyms,
+                *self.parameters,
+                min(stop - start, 4 * numba.get_num_threads()),
+                out,
+            )
         return out

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tvrbench.errors import InputError
-from tvrbench.resources import cache_dir, spacy_pipeline, spacy_pipeline_id
 from tvrbench.progress import track
+from tvrbench.resources import cache_dir, spacy_pipeline, spacy_pipeline_id
 
 # Components that do not influence Token.pos_ or Token.lemma_.
 EXCLUDED_COMPONENTS = ("ner",)
@@ -86,11 +86,7 @@ def pipeline_name(spacy_model: str = "en_core_web_sm") -> str:
 
 
 def parse_captions(
-    texts: Sequence[str],
-    spacy_model: str = "en_core_web_sm",
-    batch_size: int = 256,
-    n_process: int = 1,
-    use_cache: bool = True,
+    texts: Sequence[str], spacy_model: str = "en_core_web_sm", batch_size: int = 256, n_process: int = 1, use_cache: bool = True
 ) -> ParsedCaptions:
     """Tokenize and tag every caption; spaCy runs once per distinct text not already cached."""
     started = time.perf_counter()

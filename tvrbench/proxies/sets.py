@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
 import numba
 import numpy as np
 import scipy.sparse as sp
@@ -115,8 +116,14 @@ class ClassMapper(SynsetMapper):
         return f"class:{self.classes[lemma]}" if lemma in self.classes else f"lemma:{lemma}"
 
 
-def proxy_items(texts: Sequence[str], parsed: ParsedCaptions | None, proxy: str, pos_weights: Mapping[str, float],
-                wordnet=None, classes: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, list[tuple[str, ...]]]:
+def proxy_items(
+    texts: Sequence[str],
+    parsed: ParsedCaptions | None,
+    proxy: str,
+    pos_weights: Mapping[str, float],
+    wordnet=None,
+    classes: Mapping[str, Mapping[str, str]] | None = None,
+) -> dict[str, list[tuple[str, ...]]]:
     """The item families of one proxy: ``{part: items per caption}`` (one part for BoW).
 
     ``parsed`` (the parses of ``texts``) is needed for PoS and SYN only: BoW splits the text on spaces.
@@ -210,8 +217,16 @@ class IoUKernel:
         self._parts = []
         for rows, columns, weight in parts:
             postings = columns.T.tocsr()
-            self._parts.append((rows.indptr.astype(np.int64), rows.indices.astype(np.int64), columns.indptr.astype(np.int64),
-                                postings.indptr.astype(np.int64), postings.indices.astype(np.int64), float(weight)))
+            self._parts.append(
+                (
+                    rows.indptr.astype(np.int64),
+                    rows.indices.astype(np.int64),
+                    columns.indptr.astype(np.int64),
+                    postings.indptr.astype(np.int64),
+                    postings.indices.astype(np.int64),
+                    float(weight),
+                )
+            )
         self.shape = (parts[0][0].shape[0], parts[0][1].shape[0])
 
     def block(self, rows: slice) -> np.ndarray:
@@ -219,6 +234,14 @@ class IoUKernel:
         out = np.zeros((stop - start, self.shape[1]))
         add = _add_iou if out.size >= PARALLEL_CELLS else _add_iou_serial
         for row_indptr, row_items, column_indptr, posting_indptr, posting_columns, weight in self._parts:
-            add(row_indptr[start:stop + 1] - row_indptr[start], row_items[row_indptr[start]:row_indptr[stop]],
-                column_indptr, posting_indptr, posting_columns, weight, min(stop - start, 4 * numba.get_num_threads()), out)
+            add(
+                row_indptr[start : stop + 1] - row_indptr[start],
+                row_items[row_indptr[start] : row_indptr[stop]],
+                column_indptr,
+                posting_indptr,
+                posting_columns,
+                weight,
+                min(stop - start, 4 * numba.get_num_threads()),
+                out,
+            )
         return out

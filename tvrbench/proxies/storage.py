@@ -67,7 +67,8 @@ class Selection:
 
     def __str__(self) -> str:
         parts = ([f"top-{self.top_k} per row"] if self.top_k is not None else []) + (
-            [f"values >= {self.threshold:g}"] if self.threshold is not None else [])
+            [f"values >= {self.threshold:g}"] if self.threshold is not None else []
+        )
         return ", ".join(parts)
 
 
@@ -134,14 +135,24 @@ def check_output(out: Path, top_k: int | None = None, threshold: float | None = 
         raise InputError("--top-k", f"needs at least 1, got {top_k}")
     wanted = SPARSE_SUFFIXES if sparse else DENSE_SUFFIXES
     if Path(out).suffix not in wanted:
-        kind = ("a sparse matrix (--top-k / --threshold) is written as scipy.sparse .npz or partitioned .parquet" if sparse
-                else "a dense matrix is written as .npy or a chunked .zarr store")
+        kind = (
+            "a sparse matrix (--top-k / --threshold) is written as scipy.sparse .npz or partitioned .parquet"
+            if sparse
+            else "a dense matrix is written as .npy or a chunked .zarr store"
+        )
         raise InputError(out, f"{kind}: name the output FILE{' or FILE'.join(wanted)}")
     return Selection(top_k, threshold) if sparse else None
 
 
-def write_proxy(matrix: ProxyMatrix, out: str | Path, dtype: str = "float32", block_mb: float = 256,
-                top_k: int | None = None, threshold: float | None = None, client=None) -> Path:
+def write_proxy(
+    matrix: ProxyMatrix,
+    out: str | Path,
+    dtype: str = "float32",
+    block_mb: float = 256,
+    top_k: int | None = None,
+    threshold: float | None = None,
+    client=None,
+) -> Path:
     """Write ``out`` (format by suffix, see the module) and its sidecar ``OUT.json``; returns ``out``.
 
     With a Dask ``client`` each block is a task on its cluster. A rerun with the same matrix and
@@ -152,8 +163,13 @@ def write_proxy(matrix: ProxyMatrix, out: str | Path, dtype: str = "float32", bl
     step = matrix.block_rows(block_mb)
     n_rows = matrix.shape[0]
     blocks = [slice(start, min(start + step, n_rows)) for start in range(0, n_rows, step)]
-    state = {"signature": str(matrix.signature), "shape": list(matrix.shape), "dtype": dtype, "block_rows": step,
-             **({"selection": str(selection)} if selection else {})}
+    state = {
+        "signature": str(matrix.signature),
+        "shape": list(matrix.shape),
+        "dtype": dtype,
+        "block_rows": step,
+        **({"selection": str(selection)} if selection else {}),
+    }
     store = STORES[out.suffix](out, state, matrix, len(blocks))
     todo = {number: rows for number, rows in enumerate(blocks) if number not in store.done}
     if store.done:
@@ -256,9 +272,15 @@ class ZarrBlocks:
         if array is None:
             if self.partial.is_dir():
                 shutil.rmtree(self.partial)
-            array = zarr.create_array(self.partial, shape=matrix.shape, chunks=(state["block_rows"], max(1, matrix.shape[1])),
-                                      dtype=state["dtype"], fill_value=0, attributes={"tvrbench": state},
-                                      config={"write_empty_chunks": True})
+            array = zarr.create_array(
+                self.partial,
+                shape=matrix.shape,
+                chunks=(state["block_rows"], max(1, matrix.shape[1])),
+                dtype=state["dtype"],
+                fill_value=0,
+                attributes={"tvrbench": state},
+                config={"write_empty_chunks": True},
+            )
         self.array = array
         self.done = {k for k in range(n_blocks) if (self.partial / array.metadata.encode_chunk_key((k, 0))).is_file()}
 
@@ -299,8 +321,9 @@ class ParquetBlocks:
         import pyarrow.parquet as pq
 
         row, column, score = cells
-        table = pa.table({"query_id": pa.array(self.row_ids[row], pa.string()), "item_id": pa.array(self.col_ids[column], pa.string()),
-                          "score": pa.array(score)})
+        table = pa.table(
+            {"query_id": pa.array(self.row_ids[row], pa.string()), "item_id": pa.array(self.col_ids[column], pa.string()), "score": pa.array(score)}
+        )
         with atomic_write(self._part(number), "wb") as handle:
             pq.write_table(table, handle)
 

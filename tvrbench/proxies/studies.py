@@ -55,8 +55,7 @@ def _ranks_of(scores: np.ndarray, targets: sp.csr_matrix, axis: str) -> tuple[np
     from tvrbench.evaluation.ranking import target_ranks
 
     targets = targets.tocsr().sorted_indices()
-    row_ranks, column_ranks = target_ranks(scores, rows=targets if axis == "rows" else None,
-                                           columns=targets if axis == "columns" else None)
+    row_ranks, column_ranks = target_ranks(scores, rows=targets if axis == "rows" else None, columns=targets if axis == "columns" else None)
     ranks = row_ranks if axis == "rows" else column_ranks
     starts = targets.indptr[:-1]
     has = np.diff(targets.indptr) > 0
@@ -72,8 +71,9 @@ def geometric_mean_recall(ranks: np.ndarray, ks: Sequence[int] = (1, 5, 10)) -> 
     return float(np.prod(recalls) ** (1.0 / len(recalls)))
 
 
-def gmr_bounds(scores: np.ndarray, relevance: np.ndarray, caption_video: np.ndarray, threshold: float = 0.8,
-               ks: Sequence[int] = (1, 5, 10)) -> dict[str, dict[str, float]]:
+def gmr_bounds(
+    scores: np.ndarray, relevance: np.ndarray, caption_video: np.ndarray, threshold: float = 0.8, ks: Sequence[int] = (1, 5, 10)
+) -> dict[str, dict[str, float]]:
     """GMR as reported (own pairs only) and its upper / lower bound when items with S > threshold are equivalent.
 
     ``scores``: captions x videos (model scores, the evaluate orientation); ``relevance``: videos x
@@ -93,10 +93,7 @@ def gmr_bounds(scores: np.ndarray, relevance: np.ndarray, caption_video: np.ndar
     others = (above - above.multiply(own)).tocsr()  # equivalent items other than the ground truth
     others.eliminate_zeros()
     result = {}
-    for direction, targets_own, targets_other, axis in (
-        ("v2t", own, others, "columns"),
-        ("t2v", own.T.tocsr(), others.T.tocsr(), "rows"),
-    ):
+    for direction, targets_own, targets_other, axis in (("v2t", own, others, "columns"), ("t2v", own.T.tocsr(), others.T.tocsr(), "rows")):
         reported, _ = _ranks_of(scores, targets_own, axis)
         best_other, worst_other = _ranks_of(scores, targets_other, axis)
         has_other = np.isfinite(worst_other)
@@ -126,8 +123,9 @@ def proxy_correlation(first: np.ndarray, second: np.ndarray) -> float:
     return total / counted if counted else float("nan")
 
 
-def human_kit(matrix: np.ndarray, row_ids: Sequence[str], col_ids: Sequence[str], texts: Sequence[str],
-              own: sp.csr_matrix, n_videos: int = 100, seed: int = 0) -> list[dict]:
+def human_kit(
+    matrix: np.ndarray, row_ids: Sequence[str], col_ids: Sequence[str], texts: Sequence[str], own: sp.csr_matrix, n_videos: int = 100, seed: int = 0
+) -> list[dict]:
     """Five captions per sampled video: most and least relevant and the quartiles of the proxy's ranking.
 
     Captions of the video itself are left out (their S is 1 by definition, so they would test nothing).
@@ -144,8 +142,16 @@ def human_kit(matrix: np.ndarray, row_ids: Sequence[str], col_ids: Sequence[str]
         picks = [ranked[round(q * last)] for q in (0.0, 0.25, 0.5, 0.75, 1.0)]
         for presented, slot in enumerate(rng.permutation(len(picks))):
             caption = picks[slot]
-            kit.append({"video_id": row_ids[video], "presented": presented, "caption_id": col_ids[caption],
-                        "text": texts[caption], "slot": HUMAN_SLOTS[slot], "proxy_score": float(row[caption])})
+            kit.append(
+                {
+                    "video_id": row_ids[video],
+                    "presented": presented,
+                    "caption_id": col_ids[caption],
+                    "text": texts[caption],
+                    "slot": HUMAN_SLOTS[slot],
+                    "proxy_score": float(row[caption]),
+                }
+            )
     return kit
 
 
@@ -164,7 +170,7 @@ def human_agreement(kit: Sequence[dict], rankings: Sequence[dict]) -> dict[str, 
     for video, annotators in by_video.items():
         captions = sorted({c for ranks in annotators.values() for c in ranks})
         for a_index, a in enumerate(captions):
-            for b in captions[a_index + 1:]:
+            for b in captions[a_index + 1 :]:
                 orders = {np.sign(ranks[a] - ranks[b]) for ranks in annotators.values() if a in ranks and b in ranks}
                 if not orders:
                     continue
@@ -175,9 +181,12 @@ def human_agreement(kit: Sequence[dict], rankings: Sequence[dict]) -> dict[str, 
                     if (video, preferred) not in score or (video, other) not in score:
                         raise InputError(None, f"video {video}: captions {a}, {b} are not in the kit")
                     agree += score[(video, preferred)] > score[(video, other)]
-    return {"pairs": pairs, "consistent_pairs": consistent,
-            "percent_consistent": 100.0 * consistent / pairs if pairs else float("nan"),
-            "human_to_proxy_agreement": 100.0 * agree / consistent if consistent else float("nan")}
+    return {
+        "pairs": pairs,
+        "consistent_pairs": consistent,
+        "percent_consistent": 100.0 * consistent / pairs if pairs else float("nan"),
+        "human_to_proxy_agreement": 100.0 * agree / consistent if consistent else float("nan"),
+    }
 
 
 def triplets(matrix: np.ndarray, threshold: float, per_video: int = 10, seed: int = 0) -> Iterator[tuple[int, int, int]]:

@@ -33,9 +33,10 @@ def gmr_study(scores: dict[str, Path], relevance: Path, threshold: float) -> dic
     if sidecar.get("rows") != "videos":
         raise InputError(relevance, "needs a video-level matrix (tvrbench proxies --level video)")
     caption_video = _caption_video(sidecar, {video: i for i, video in enumerate(sidecar["row_ids"])}, relevance)
-    return {name: gmr_bounds(read_score_matrix(path, sidecar["col_ids"], sidecar["row_ids"], name).values, matrix, caption_video,
-                             threshold)
-            for name, path in scores.items()}
+    return {
+        name: gmr_bounds(read_score_matrix(path, sidecar["col_ids"], sidecar["row_ids"], name).values, matrix, caption_video, threshold)
+        for name, path in scores.items()
+    }
 
 
 def _caption_video(sidecar: dict, row_index: dict[str, int], source: Path) -> np.ndarray:
@@ -85,5 +86,7 @@ def triplets_study(matrix_path: Path, threshold: float, per_video: int, seed: in
 
     matrix, sidecar = read_proxy(matrix_path)
     rows, columns = sidecar["row_ids"], sidecar["col_ids"]
-    return ({"video_id": rows[v], "positive_caption_id": columns[p], "negative_caption_id": columns[n]}
-            for v, p, n in triplets(matrix, threshold, per_video, seed))
+    return (
+        {"video_id": rows[v], "positive_caption_id": columns[p], "negative_caption_id": columns[n]}
+        for v, p, n in triplets(matrix, threshold, per_video, seed)
+    )

@@ -23,8 +23,7 @@ def read_csv(path: str | Path, columns: Sequence[str], types: Mapping[str, type]
             try:
                 row[column] = kind(row[column])
             except (TypeError, ValueError):
-                raise InputError(path, f"line {number}: {column} {row[column]!r} is not a{'n' if kind is int else ''} "
-                                       f"{kind.__name__}") from None
+                raise InputError(path, f"line {number}: {column} {row[column]!r} is not a{'n' if kind is int else ''} {kind.__name__}") from None
     return rows
 
 

@@ -110,16 +110,25 @@ def mc_artifact(path: str | Path, name: str | None = None) -> Artifact:
     for option in range(N_OPTIONS):
         columns[f"ending{option}"] = [i.endings[option] for i in instances]
     columns["label"] = [i.label for i in instances]
-    table = pa.table({column: columns[column] for column in MC_COLUMNS},
-                     schema=pa.schema([*((c, pa.string()) for c in MC_COLUMNS[:-1]), ("label", pa.int64())]))
+    table = pa.table(
+        {column: columns[column] for column in MC_COLUMNS}, schema=pa.schema([*((c, pa.string()) for c in MC_COLUMNS[:-1]), ("label", pa.int64())])
+    )
     sidecar = _sidecar(path)
     labels = np.bincount(np.asarray(columns["label"]), minlength=N_OPTIONS)
     return Artifact(
-        config_name("mc", name, path), "mc", table, str(path), sidecar.get("signature"),
+        config_name("mc", name, path),
+        "mc",
+        table,
+        str(path),
+        sidecar.get("signature"),
         f"Multiple choice ({N_OPTIONS} options, 1 positive): `clip` is the video id, `ending0` … `ending{N_OPTIONS - 1}` "
         "the captions offered, `label` the index of the caption that belongs to the video.",
-        {"instances": len(instances), "videos": len(set(columns["clip"])),
-         "label_counts": {str(i): int(n) for i, n in enumerate(labels)}, **_settings_facts(sidecar)},
+        {
+            "instances": len(instances),
+            "videos": len(set(columns["clip"])),
+            "label_counts": {str(i): int(n) for i, n in enumerate(labels)},
+            **_settings_facts(sidecar),
+        },
     )
 
 
@@ -160,7 +169,11 @@ def contrast_artifact(path: str | Path, name: str | None = None) -> Artifact:
     sidecar = _sidecar(path)
     kinds = sorted({r.kind for r in records})
     return Artifact(
-        config_name("contrast", name, path), "contrast", table, str(path), sidecar.get("signature"),
+        config_name("contrast", name, path),
+        "contrast",
+        table,
+        str(path),
+        sidecar.get("signature"),
         "Contrast captions: `original` (a caption of `video_id`) with one edit that makes it wrong for the video; "
         "`edit` says what was replaced by what, at which tokens and characters; `filters` (JSON) holds the scores "
         "of the filters the contrast passed, `details` (JSON) the generator's notes.",
@@ -211,8 +224,9 @@ def relevance_artifact(
         row_ids = string_list(sidecar, "row_ids", sidecar_file, matrix.shape[0])
         column_ids = string_list(sidecar, "col_ids", sidecar_file, matrix.shape[1])
     elif row_ids is None or column_ids is None:
-        raise InputError(path, f"no sidecar {sidecar_path(path).name} naming its rows and columns; "
-                               "give the captions (rows) and videos (columns) it was built for")
+        raise InputError(
+            path, f"no sidecar {sidecar_path(path).name} naming its rows and columns; give the captions (rows) and videos (columns) it was built for"
+        )
     if matrix.shape != (len(row_ids), len(column_ids)):
         raise InputError(path, f"has shape {matrix.shape} but {len(row_ids)} row ids and {len(column_ids)} column ids")
     rows_out, columns_out, values, ranks = _cells(matrix, form, top_k)
@@ -223,13 +237,22 @@ def relevance_artifact(
     arrays["relevance"] = pa.array(values.astype(np.float32), pa.float32())
     shown = "every cell with relevance above 0" if form == "long" else f"the {top_k} most relevant {columns_are} of each row"
     return Artifact(
-        config_name("relevance", name, path), "relevance", pa.table(arrays), str(path),
+        config_name("relevance", name, path),
+        "relevance",
+        pa.table(arrays),
+        str(path),
         sidecar.get("signature") or Signature({"matrix": f"{path.name}:{file_digest(path)}"}),
         f"Graded relevance in [0, 1] of (`row_id`, `column_id`) pairs: rows are {rows_are}, columns are {columns_are}; "
         f"{shown}{' (`rank` 1 = most relevant, ties by column order)' if form == 'top-k' else ''}. "
         "Pairs left out have relevance 0" + (" or lie below the row's top k." if form == "top-k" else "."),
-        {"shape": list(matrix.shape), "rows": rows_are, "columns": columns_are, "form": form,
-         **({"top_k": top_k} if form == "top-k" else {}), **({"proxy": sidecar["proxy"]} if "proxy" in sidecar else {})},
+        {
+            "shape": list(matrix.shape),
+            "rows": rows_are,
+            "columns": columns_are,
+            "form": form,
+            **({"top_k": top_k} if form == "top-k" else {}),
+            **({"proxy": sidecar["proxy"]} if "proxy" in sidecar else {}),
+        },
     )
 
 
@@ -265,28 +288,44 @@ def qrels_artifact(path: str | Path, name: str | None = None) -> Artifact:
     qrels = read_qrels(path)
     sidecar = _sidecar(path)
     queries = sidecar.get("queries") if isinstance(sidecar.get("queries"), dict) else None
-    return _qrels_table(qrels.query_ids, qrels.doc_ids, qrels.relevance, queries, config_name("qrels", name, path),
-                        str(path), sidecar.get("signature") or Signature({"qrels": f"{path.name}:{file_digest(path)}"}),
-                        sidecar)
+    return _qrels_table(
+        qrels.query_ids,
+        qrels.doc_ids,
+        qrels.relevance,
+        queries,
+        config_name("qrels", name, path),
+        str(path),
+        sidecar.get("signature") or Signature({"qrels": f"{path.name}:{file_digest(path)}"}),
+        sidecar,
+    )
 
 
-def fire_qrels_artifact(path: str | Path, name: str | None = None, captions=None, rule: str = "file",
-                        disagreements: str = "omit") -> Artifact:
+def fire_qrels_artifact(path: str | Path, name: str | None = None, captions=None, rule: str = "file", disagreements: str = "omit") -> Artifact:
     """FIRE labels converted to qrels (relevant 1, irrelevant 0; disagreements by ``disagreements``)."""
     from tvrbench.evaluation.fire import fire_to_qrels
     from tvrbench.io.fire import read_fire
 
     path = Path(path)
     qrels, metadata, _ = fire_to_qrels(read_fire(path), rule, disagreements, captions)
-    fields = {"fire": f"{path.name}:{file_digest(path)}", "rule": rule, "disagreements": disagreements,
-              "query_ids": "caption_ids" if captions is not None else "text_digest"}
-    return _qrels_table(qrels.query_ids, qrels.doc_ids, qrels.relevance, metadata["queries"],
-                        config_name("qrels", name, path), str(path), Signature(fields),
-                        {"rule": rule, "disagreements": disagreements})
+    fields = {
+        "fire": f"{path.name}:{file_digest(path)}",
+        "rule": rule,
+        "disagreements": disagreements,
+        "query_ids": "caption_ids" if captions is not None else "text_digest",
+    }
+    return _qrels_table(
+        qrels.query_ids,
+        qrels.doc_ids,
+        qrels.relevance,
+        metadata["queries"],
+        config_name("qrels", name, path),
+        str(path),
+        Signature(fields),
+        {"rule": rule, "disagreements": disagreements},
+    )
 
 
-def _qrels_table(query_ids, video_ids, relevance, queries: dict | None, config: str, source: str, signature: Signature,
-                 settings: dict) -> Artifact:
+def _qrels_table(query_ids, video_ids, relevance, queries: dict | None, config: str, source: str, signature: Signature, settings: dict) -> Artifact:
     arrays = {"query_id": pa.array(list(query_ids), pa.string())}
     if queries is not None:
         arrays["query"] = pa.array([queries.get(q, {}).get("query") for q in query_ids], pa.string())
@@ -295,13 +334,22 @@ def _qrels_table(query_ids, video_ids, relevance, queries: dict | None, config: 
     arrays["relevance"] = pa.array(np.asarray(relevance, dtype=np.int32), pa.int32())
     relevance = np.asarray(relevance)
     return Artifact(
-        config, "qrels", pa.table(arrays), source, signature,
+        config,
+        "qrels",
+        pa.table(arrays),
+        source,
+        signature,
         "Relevance judgments of (query, video) pairs in TREC qrels terms: `relevance` 1 relevant, 0 irrelevant"
         + (", negative a disagreement" if (relevance < 0).any() else "")
         + (". `query` is the caption text, as FIRE keys its pairs." if queries is not None else "."),
-        {"pairs": int(relevance.size), "relevant": int((relevance > 0).sum()), "irrelevant": int((relevance == 0).sum()),
-         "disagreements": int((relevance < 0).sum()), "queries": len(set(query_ids)),
-         **{k: settings[k] for k in ("rule", "disagreements") if k in settings}},
+        {
+            "pairs": int(relevance.size),
+            "relevant": int((relevance > 0).sum()),
+            "irrelevant": int((relevance == 0).sum()),
+            "disagreements": int((relevance < 0).sum()),
+            "queries": len(set(query_ids)),
+            **{k: settings[k] for k in ("rule", "disagreements") if k in settings},
+        },
     )
 
 
@@ -314,7 +362,7 @@ def results_artifact(path: str | Path, name: str | None = None) -> Artifact:
     elif isinstance(data, dict) and isinstance(data.get("metrics"), dict):
         by_model = {path.name.split(".")[0]: data}
     else:
-        raise InputError(path, "expected the JSON of `tvrbench evaluate` ({metrics, signature, ...}) or {\"models\": {...}}")
+        raise InputError(path, 'expected the JSON of `tvrbench evaluate` ({metrics, signature, ...}) or {"models": {...}}')
     rows = {"model": [], "metric": [], "value": [], "original": [], "delta": [], "n_queries": [], "signature": []}
     for model, result in by_model.items():
         if not isinstance(result, dict) or not isinstance(result.get("metrics"), dict):
@@ -327,15 +375,27 @@ def results_artifact(path: str | Path, name: str | None = None) -> Artifact:
             rows["delta"].append((result.get("delta") or {}).get(metric))
             rows["n_queries"].append(result.get("n_queries"))
             rows["signature"].append(result.get("signature"))
-    schema = pa.schema([("model", pa.string()), ("metric", pa.string()), ("value", pa.float64()), ("original", pa.float64()),
-                        ("delta", pa.float64()), ("n_queries", pa.int64()), ("signature", pa.string())])
+    schema = pa.schema(
+        [
+            ("model", pa.string()),
+            ("metric", pa.string()),
+            ("value", pa.float64()),
+            ("original", pa.float64()),
+            ("delta", pa.float64()),
+            ("n_queries", pa.int64()),
+            ("signature", pa.string()),
+        ]
+    )
     try:
         table = pa.table(rows, schema=schema)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
         raise InputError(path, f"unexpected value in the results: {error}") from None
     signatures = sorted({s for s in rows["signature"] if s})
     return Artifact(
-        config_name("results", name, path), "results", table, str(path),
+        config_name("results", name, path),
+        "results",
+        table,
+        str(path),
         _recorded_signature(signatures[0], path) if len(signatures) == 1 else Signature({"results": f"{path.name}:{file_digest(path)}"}),
         "Evaluation results, one row per (model, metric): `value` with every label used, `original` with the "
         "original pairs only and `delta` their difference (null when only the original labels were used); "

@@ -51,8 +51,7 @@ def write_dataset(
     seen: dict[str, str] = {}
     for artifact in artifacts:
         if artifact.config in seen:
-            raise InputError(artifact.source, f"config name {artifact.config!r} is also used by {seen[artifact.config]}; "
-                                              "name one with NAME=PATH")
+            raise InputError(artifact.source, f"config name {artifact.config!r} is also used by {seen[artifact.config]}; name one with NAME=PATH")
         seen[artifact.config] = artifact.source
     safe_name(split, "split")
     out = Path(out)
@@ -60,23 +59,31 @@ def write_dataset(
     written = ["README.md", *(names[split] for names in files.values())]
     previous = _previously_written(out, overwrite)
     _refuse_links(out, [*written, MANIFEST])
-    check_outputs([Output(out / name, f"publish's {name}") for name in [*written, MANIFEST]],
-                  [(f"--{a.kind}", Path(a.source)) for a in artifacts])
+    check_outputs([Output(out / name, f"publish's {name}") for name in [*written, MANIFEST]], [(f"--{a.kind}", Path(a.source)) for a in artifacts])
     out.mkdir(parents=True, exist_ok=True)
     for artifact in artifacts:
         with atomic_write(out / files[artifact.config][split], "wb") as handle:
             pq.write_table(artifact.table, handle, compression="zstd")
-    signature = Signature({"split": split, "license": license or "unset",
-                           "configs": ",".join(f"{a.config}={a.kind}:{a.table.num_rows}" for a in artifacts)},
-                          libraries=("pyarrow",))
+    signature = Signature(
+        {"split": split, "license": license or "unset", "configs": ",".join(f"{a.config}={a.kind}:{a.table.num_rows}" for a in artifacts)},
+        libraries=("pyarrow",),
+    )
     with atomic_write(out / "README.md") as handle:
         handle.write(render_card(artifacts, files, split, license, pretty_name, signature))
     _remove_stale(out, previous - set(written))
     write_json(out / MANIFEST, {"written_by": "tvrbench publish", "files": sorted(written)})
     return {
         "signature": str(signature),
-        "configs": {a.config: {"kind": a.kind, "rows": a.table.num_rows, "files": files[a.config], "source": a.source,
-                               "signature": None if a.signature is None else str(a.signature)} for a in artifacts},
+        "configs": {
+            a.config: {
+                "kind": a.kind,
+                "rows": a.table.num_rows,
+                "files": files[a.config],
+                "source": a.source,
+                "signature": None if a.signature is None else str(a.signature),
+            }
+            for a in artifacts
+        },
     }
 
 
@@ -92,8 +99,11 @@ def _previously_written(out: Path, overwrite: bool) -> set[str]:
             raise InputError(manifest, "is not a manifest written by tvrbench publish; remove it to publish here")
         return set(listed)
     if out.is_dir() and any(out.iterdir()) and not overwrite:
-        raise InputError(out, "is not empty and was not written by tvrbench publish (no .tvrbench-publish.json); "
-                              "choose an empty folder, or pass --overwrite to write into it (nothing in it is removed)")
+        raise InputError(
+            out,
+            "is not empty and was not written by tvrbench publish (no .tvrbench-publish.json); "
+            "choose an empty folder, or pass --overwrite to write into it (nothing in it is removed)",
+        )
     return set()
 
 
@@ -104,8 +114,7 @@ def _refuse_links(out: Path, names: list[str]) -> None:
         for part in Path(name).parts:
             path = path / part
             if path.is_symlink():
-                raise InputError(path, "is a symbolic link; publish does not write or remove through links "
-                                       "(remove the link or choose another --out)")
+                raise InputError(path, "is a symbolic link; publish does not write or remove through links (remove the link or choose another --out)")
 
 
 def _remove_stale(out: Path, names: set[str]) -> None:

@@ -31,8 +31,9 @@ class PushPlan:
     def describe(self) -> list[str]:
         """What an upload sends, one line per file, for the dry run and the log."""
         total = sum(size for _, size in self.files)
-        lines = [f"{'private' if self.private else 'public'} dataset repo {self.repo_id} on {self.endpoint}: "
-                 f"{len(self.files)} files, {total:,} bytes"]
+        lines = [
+            f"{'private' if self.private else 'public'} dataset repo {self.repo_id} on {self.endpoint}: {len(self.files)} files, {total:,} bytes"
+        ]
         lines += [f"  {path} ({size:,} bytes)" for path, size in self.files]
         return lines
 
@@ -56,8 +57,9 @@ def hub_endpoint(repo_id: str, endpoint: str | None = None) -> str:
     endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
     url = urlsplit(endpoint)
     if not (url.scheme == "https" and url.hostname or url.scheme == "http" and url.hostname in LOCAL_HOSTS):
-        raise InputError(endpoint, "the hub endpoint must be https:// (plain http:// only to localhost / 127.0.0.1): "
-                                   "the token would travel unencrypted")
+        raise InputError(
+            endpoint, "the hub endpoint must be https:// (plain http:// only to localhost / 127.0.0.1): the token would travel unencrypted"
+        )
     return endpoint
 
 
@@ -74,8 +76,9 @@ def push(folder: str | Path, plan: PushPlan, commit_message: str) -> str:
     api = HfApi(endpoint=plan.endpoint, token=token)
     try:
         api.create_repo(plan.repo_id, repo_type="dataset", private=plan.private, exist_ok=True)
-        commit = api.upload_folder(folder_path=str(folder), repo_id=plan.repo_id, repo_type="dataset",
-                                   commit_message=commit_message, ignore_patterns=IGNORED)
+        commit = api.upload_folder(
+            folder_path=str(folder), repo_id=plan.repo_id, repo_type="dataset", commit_message=commit_message, ignore_patterns=IGNORED
+        )
     except HfHubHTTPError as error:
         # The server's message names the problem (401, 403, 404, ...); the request headers are not shown.
         raise InputError(f"{plan.endpoint}/datasets/{plan.repo_id}", f"upload failed: {_first_line(error)}") from None

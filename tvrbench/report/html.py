@@ -87,10 +87,12 @@ def results_section(name: str, results: dict) -> str:
         rows.append(row)
     signatures = "".join(f'<p class="signature">{_e(model)}: {_e(result.get("signature", ""))}</p>' for model, result in models.items())
     any_original = any(result.get("original") for result in models.values())
-    note = ("Each cell: with all labels (original only + change); bounded metrics in percent."
-            if any_original else "Bounded metrics in percent.")
-    return (f'<h3>{_e(name)}</h3><p class="note">{note}</p>'
-            + _table(["metric", *models], rows, numeric_from=99, css="results") + f"<details><summary>signatures</summary>{signatures}</details>")
+    note = "Each cell: with all labels (original only + change); bounded metrics in percent." if any_original else "Bounded metrics in percent."
+    return (
+        f'<h3>{_e(name)}</h3><p class="note">{note}</p>'
+        + _table(["metric", *models], rows, numeric_from=99, css="results")
+        + f"<details><summary>signatures</summary>{signatures}</details>"
+    )
 
 
 def _scalar(value) -> bool:
@@ -135,10 +137,11 @@ def paper_table(table) -> str:
     """A :class:`~tvrbench.results.Table` as the command line prints it: title, named columns, the first
     column left-aligned and the others right-aligned."""
     head = "".join(f"<th>{_e(column)}</th>" for column in table.columns)
-    body = "".join("<tr>" + "".join(f'<td class="num">{_e(cell)}</td>' if number else f"<td>{_e(cell)}</td>"
-                                    for number, cell in enumerate(row)) + "</tr>" for row in table.rows)
+    body = "".join(
+        "<tr>" + "".join(f'<td class="num">{_e(cell)}</td>' if number else f"<td>{_e(cell)}</td>" for number, cell in enumerate(row)) + "</tr>"
+        for row in table.rows
+    )
     return f'<table class="analysis"><caption>{_e(table.title)}</caption><tr>{head}</tr>{body}</table>'
-
 
 
 def plot_figure(path: Path) -> str:
@@ -178,8 +181,10 @@ def plausibility_note(saved: dict) -> str:
     from tvrbench.generators.lm import Preference
 
     preference = Preference(saved.get("lm"), saved.get("pairs") or 0, saved.get("prefers_original"), saved.get("median_gap_nats_per_token"))
-    return (f'<p class="note">Its contrast set: {_e(preference)} (language model {_e(preference.lm)}). About half means '
-            "the contrasts read as fluently as real captions, so fluency alone does not give them away.</p>")
+    return (
+        f'<p class="note">Its contrast set: {_e(preference)} (language model {_e(preference.lm)}). About half means '
+        "the contrasts read as fluently as real captions, so fluency alone does not give them away.</p>"
+    )
 
 
 def mc_section(name: str, items: MCItems) -> str:
@@ -199,8 +204,7 @@ def mc_section(name: str, items: MCItems) -> str:
         rows.append(f"<tr><td>{_e(instance.clip)}</td>{''.join(cells)}</tr>")
     more = f" (first {MC_SHOWN} shown)" if len(items.instances) > MC_SHOWN else ""
     note = plausibility_note(items.plausibility) if items.plausibility else ""
-    return (f'<h3>{_e(name)}: {len(items.instances):,} items{more}</h3>{note}'
-            f'<table class="mc"><tr><th>clip</th>{header}</tr>{"".join(rows)}</table>')
+    return f'<h3>{_e(name)}: {len(items.instances):,} items{more}</h3>{note}<table class="mc"><tr><th>clip</th>{header}</tr>{"".join(rows)}</table>'
 
 
 VIEWER_HTML = """<p class="note">Pick a query: each model's top {k} videos with the original relevance (the query's own video),
@@ -222,8 +226,14 @@ def render_report(content: ReportContent) -> str:
     if content.viewer is not None:
         sections.append(("viewer", "Per-query viewer", VIEWER_HTML.format(k=content.viewer["k"])))
     if content.mc:
-        sections.append(("mc", "Multiple choice", '<p class="note">Green: the positive; yellow: the contrast negative, '
-                                                  "its edit marked.</p>" + "".join(mc_section(n, i) for n, i in content.mc.items())))
+        sections.append(
+            (
+                "mc",
+                "Multiple choice",
+                '<p class="note">Green: the positive; yellow: the contrast negative, '
+                "its edit marked.</p>" + "".join(mc_section(n, i) for n, i in content.mc.items()),
+            )
+        )
     body = "\n".join(f'<section id="{key}"><h2>{_e(title)}</h2>{inner}</section>' for key, title, inner in sections)
     nav = "".join(f'<a href="#{key}">{_e(title)}</a>' for key, title, _ in sections)
     data = json.dumps(content.viewer, ensure_ascii=False, allow_nan=False, separators=(",", ":")).replace("<", "\\u003c")

@@ -46,7 +46,10 @@ def viewer_payload(
         "k": k,
         "relevance_name": relevance_name if relevance is not None else None,
         "fire": judgments is not None and judgments.has_extra_labels,
-        "top": {}, "score": {}, "label": {}, "relevance": {},
+        "top": {},
+        "score": {},
+        "label": {},
+        "relevance": {},
     }
     rows = np.repeat(np.arange(n_queries), k)
     for model, matrix in scores.items():
@@ -58,10 +61,10 @@ def viewer_payload(
         payload["score"][model] = np.round(np.asarray(matrix)[rows, columns].astype(np.float64), 4).reshape(n_queries, k).tolist()
         if payload["fire"]:
             codes = _cell_codes(judgments, rows, columns)
-            payload["label"][model] = [codes[i * k:(i + 1) * k] for i in range(n_queries)]
+            payload["label"][model] = [codes[i * k : (i + 1) * k] for i in range(n_queries)]
         if relevance is not None:
             payload["relevance"][model] = np.round(relevance[rows, columns].astype(np.float64), 3).reshape(n_queries, k).tolist()
     if payload["fire"]:
         extra = (judgments.positive > judgments.original).tocsr()
-        payload["fire_positives"] = [extra.indices[extra.indptr[i]:extra.indptr[i + 1]].tolist() for i in range(n_queries)]
+        payload["fire_positives"] = [extra.indices[extra.indptr[i] : extra.indptr[i + 1]].tolist() for i in range(n_queries)]
     return payload

@@ -32,13 +32,32 @@ ANNOTATORS = (1, 2, 3, 4, 5, 6)
 
 # facet -> facets it implies; applied to videos so that general captions ("someone", "an animal") match
 IMPLIES = {
-    "man": {"male", "person"}, "woman": {"female", "person"}, "boy": {"male", "child", "person"},
-    "girl": {"female", "child", "person"}, "chef": {"person"}, "crowd": {"person", "group"},
-    "dog": {"animal"}, "cat": {"animal"}, "horse": {"animal"}, "bird": {"animal"}, "rabbit": {"animal"},
-    "mouse": {"animal"}, "fish": {"animal"}, "car": {"vehicle"}, "truck": {"vehicle"}, "bus": {"vehicle"},
-    "motorcycle": {"vehicle"}, "guitar": {"instrument"}, "piano": {"instrument"}, "violin": {"instrument"},
-    "drums": {"instrument"}, "chopping": {"cutting"}, "slicing": {"cutting"}, "tomato": {"vegetable"},
-    "onion": {"vegetable"}, "highway": {"road"},
+    "man": {"male", "person"},
+    "woman": {"female", "person"},
+    "boy": {"male", "child", "person"},
+    "girl": {"female", "child", "person"},
+    "chef": {"person"},
+    "crowd": {"person", "group"},
+    "dog": {"animal"},
+    "cat": {"animal"},
+    "horse": {"animal"},
+    "bird": {"animal"},
+    "rabbit": {"animal"},
+    "mouse": {"animal"},
+    "fish": {"animal"},
+    "car": {"vehicle"},
+    "truck": {"vehicle"},
+    "bus": {"vehicle"},
+    "motorcycle": {"vehicle"},
+    "guitar": {"instrument"},
+    "piano": {"instrument"},
+    "violin": {"instrument"},
+    "drums": {"instrument"},
+    "chopping": {"cutting"},
+    "slicing": {"cutting"},
+    "tomato": {"vegetable"},
+    "onion": {"vegetable"},
+    "highway": {"road"},
 }
 
 # video id, theme, what the (imagined) clip shows, its facets before implications
@@ -197,10 +216,37 @@ CAPTIONS = [
     ("video36", "a vehicle in the city", "vehicle city"),
 ]
 
-ACTIONS = {"chopping", "cutting", "stirring", "baking", "flipping", "slicing", "pouring", "playing", "hitting",
-           "running", "kicking", "swimming", "lifting", "riding", "singing", "dancing", "sleeping", "feeding",
-           "walking", "flying", "holding", "petting", "chasing", "racing", "throwing", "driving", "talking",
-           "stopping", "cooking"}
+ACTIONS = {
+    "chopping",
+    "cutting",
+    "stirring",
+    "baking",
+    "flipping",
+    "slicing",
+    "pouring",
+    "playing",
+    "hitting",
+    "running",
+    "kicking",
+    "swimming",
+    "lifting",
+    "riding",
+    "singing",
+    "dancing",
+    "sleeping",
+    "feeding",
+    "walking",
+    "flying",
+    "holding",
+    "petting",
+    "chasing",
+    "racing",
+    "throwing",
+    "driving",
+    "talking",
+    "stopping",
+    "cooking",
+}
 GENDERED = {"man": "person", "woman": "person", "boy": "child", "girl": "child", "male": "person", "female": "person"}
 
 # model name -> (how it sees facets, score noise): three systems of different quality that disagree
@@ -254,6 +300,7 @@ def model_scores(shown: dict[str, frozenset[str]], rng: np.random.Generator) -> 
 
 def simulate_labels(truth: bool, rng: np.random.Generator) -> list[int]:
     """1-3 annotators: one for most pairs; a second for 25%; a third for half of the split pairs."""
+
     def vote(error: float) -> int:
         return int(truth) if rng.random() > error else 1 - int(truth)
 
@@ -265,21 +312,19 @@ def simulate_labels(truth: bool, rng: np.random.Generator) -> list[int]:
     return labels
 
 
-def fire_labels(scores: dict[str, np.ndarray], relevant: np.ndarray, rng: np.random.Generator,
-                captions_md5: str) -> FireLabels:
+def fire_labels(scores: dict[str, np.ndarray], relevant: np.ndarray, rng: np.random.Generator, captions_md5: str) -> FireLabels:
     """Pool each model's top-5 per caption (own video excluded: it is relevant by definition),
     then label every pooled pair with simulated annotators."""
     video_ids = [v[0] for v in VIDEOS]
     own = [video_ids.index(c[0]) for c in CAPTIONS]
     pools: dict[tuple[int, int], list[str]] = {}
     for name, matrix in scores.items():
-        top = np.argsort(-matrix, axis=1, kind="stable")[:, :POOL_DEPTH + 1]
+        top = np.argsort(-matrix, axis=1, kind="stable")[:, : POOL_DEPTH + 1]
         for row, columns in enumerate(top.tolist()):
             for column in [c for c in columns if c != own[row]][:POOL_DEPTH]:
                 pools.setdefault((row, column), []).append(name)
     queues = {name: 9001 + i for i, name in enumerate(MODELS)}
-    rows = {"query": [], "video_id": [], "label": [], "models": [], "annotator_labels": [], "annotator_ids": [],
-            "response_ids": [], "queue_ids": []}
+    rows = {"query": [], "video_id": [], "label": [], "models": [], "annotator_labels": [], "annotator_ids": [], "response_ids": [], "queue_ids": []}
     next_response = 1
     for (row, column), models in sorted(pools.items()):
         labels = simulate_labels(bool(relevant[row, column]), rng)
@@ -298,15 +343,23 @@ def fire_labels(scores: dict[str, np.ndarray], relevant: np.ndarray, rng: np.ran
     pick = lambda values: [values[i] for i in order]  # noqa: E731
     objects = lambda values: np.array(pick(values), dtype=object)  # noqa: E731
     return FireLabels(
-        query=objects(rows["query"]), video_id=objects(rows["video_id"]),
-        label=np.array(pick(rows["label"]), dtype=np.int8), dataset=objects([DATASET] * len(order)),
-        models=pick(rows["models"]), annotator_labels=pick(rows["annotator_labels"]),
+        query=objects(rows["query"]),
+        video_id=objects(rows["video_id"]),
+        label=np.array(pick(rows["label"]), dtype=np.int8),
+        dataset=objects([DATASET] * len(order)),
+        models=pick(rows["models"]),
+        annotator_labels=pick(rows["annotator_labels"]),
         annotator_ids=pick(rows["annotator_ids"]),
         metadata={
-            "source_ds": "tvrbench-sample-1", "source_data_md5": captions_md5,
+            "source_ds": "tvrbench-sample-1",
+            "source_data_md5": captions_md5,
             "source_annotator_map_md5": hashlib.md5(repr(ANNOTATORS).encode()).hexdigest(),
-            "created_ds": "2026-01-01 00:00:00", "email": "", "creator": "tvrbench build_sample.py (simulated annotators)",
-            "website": "", "license": "CC0-1.0", "datasets": [DATASET],
+            "created_ds": "2026-01-01 00:00:00",
+            "email": "",
+            "creator": "tvrbench build_sample.py (simulated annotators)",
+            "website": "",
+            "license": "CC0-1.0",
+            "datasets": [DATASET],
         },
         source="<build_sample>",
         response_ids=RaggedInts.from_rows(pick(rows["response_ids"])),
@@ -348,13 +401,15 @@ def build(out: Path) -> None:
     for name, matrix in scores.items():
         write_npy(out / f"scores_{name}.npy", matrix)
     write_fire(out / "fire.json", fire_labels(scores, relevance == 1.0, rng, hashlib.md5(table.encode()).hexdigest()))
-    write_json(out / "facets.json", {
-        "rule": "a caption is relevant to a video when every facet it mentions is among the video's facets",
-        "implies": {facet: sorted(implied) for facet, implied in IMPLIES.items()},
-        "videos": {v[0]: {"theme": v[1], "shows": v[2], "facets": sorted(shown[v[0]])} for v in VIDEOS},
-        "captions": {f"cap{i:03d}": {"text": c[1], "video_id": c[0], "facets": sorted(c[2].split())}
-                     for i, c in enumerate(CAPTIONS)},
-    })
+    write_json(
+        out / "facets.json",
+        {
+            "rule": "a caption is relevant to a video when every facet it mentions is among the video's facets",
+            "implies": {facet: sorted(implied) for facet, implied in IMPLIES.items()},
+            "videos": {v[0]: {"theme": v[1], "shows": v[2], "facets": sorted(shown[v[0]])} for v in VIDEOS},
+            "captions": {f"cap{i:03d}": {"text": c[1], "video_id": c[0], "facets": sorted(c[2].split())} for i, c in enumerate(CAPTIONS)},
+        },
+    )
 
 
 def main() -> None:

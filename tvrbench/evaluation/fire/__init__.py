@@ -19,18 +19,27 @@ from tvrbench.lazy import lazy_exports
 
 # The other analyses load with their first use: reading a config or FIRE labels needs no numba.
 # (``agreement`` is imported here: a function named like its module must be set after the module.)
-__getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "bootstrap": ("bootstrap_analysis", "bootstrap_differences", "paired_analysis", "paired_bootstrap_test",
-                  "queries_for_difference", "resample_means"),
-    "compare": ("compare_analysis", "compare_models", "comparison_rows"),
-    "config": ("FireConfig", "load_config"),
-    "labels": ("fire_to_qrels", "qrels_signature", "qrels_to_fire"),
-    "length": ("caption_lengths", "length_analysis", "outcomes_by_bin", "positives_by_length", "two_model_outcomes"),
-    "overlap": ("overlap_analysis", "prediction_overlap", "rank_biased_overlap", "top_k_overlap"),
-    "pairs": ("PairVotes", "pair_votes"),
-    "pooling": ("labels_from_other_pools", "pooled_models", "pooling_analysis", "pooling_bias"),
-    "queue": ("build_queue", "queue_analysis", "unjudged_top_k"),
-    "ranks": ("positive_ranks", "ranks_analysis"),
-    "train_overlap": ("length_correlations", "train_overlap_analysis", "train_test_similarity"),
-})
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "bootstrap": (
+            "bootstrap_analysis",
+            "bootstrap_differences",
+            "paired_analysis",
+            "paired_bootstrap_test",
+            "queries_for_difference",
+            "resample_means",
+        ),
+        "compare": ("compare_analysis", "compare_models", "comparison_rows"),
+        "config": ("FireConfig", "load_config"),
+        "labels": ("fire_to_qrels", "qrels_signature", "qrels_to_fire"),
+        "length": ("caption_lengths", "length_analysis", "outcomes_by_bin", "positives_by_length", "two_model_outcomes"),
+        "overlap": ("overlap_analysis", "prediction_overlap", "rank_biased_overlap", "top_k_overlap"),
+        "pairs": ("PairVotes", "pair_votes"),
+        "pooling": ("labels_from_other_pools", "pooled_models", "pooling_analysis", "pooling_bias"),
+        "queue": ("build_queue", "queue_analysis", "unjudged_top_k"),
+        "ranks": ("positive_ranks", "ranks_analysis"),
+        "train_overlap": ("length_correlations", "train_overlap_analysis", "train_test_similarity"),
+    },
+)
 __all__ += ["AgreementStats", "agreement", "agreement_analysis", "krippendorff_alpha_nominal"]

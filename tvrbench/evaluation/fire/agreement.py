@@ -119,9 +119,15 @@ def agreement(fire, rule: str = "file") -> dict[str, AgreementStats]:
 
 def agreement_tables(payload: dict) -> list[Table]:
     """Table 2 from :class:`AgreementResult`'s JSON."""
-    rows = [[name, *(count_or_share(s[key]) for key in ("pairs", "labels")), f"{s['resolved']:.1%}",
-             *(count_or_share(s[key]) for key in ("relevant", "irrelevant", "disagreements", "agreement", "alpha"))]
-            for name, s in payload.items()]
+    rows = [
+        [
+            name,
+            *(count_or_share(s[key]) for key in ("pairs", "labels")),
+            f"{s['resolved']:.1%}",
+            *(count_or_share(s[key]) for key in ("relevant", "irrelevant", "disagreements", "agreement", "alpha")),
+        ]
+        for name, s in payload.items()
+    ]
     columns = ["dataset", "pairs", "labels", "resolved", "relevant", "irrelevant", "disagreements", "agreement", "α"]
     return [Table("FIRE agreement (Table 2)", columns, rows)]
 
@@ -140,5 +146,4 @@ class AgreementResult(TablesOfJson):
 
 def agreement_analysis(fire, rule: str = "file", sources: Sources | None = None) -> AgreementResult:
     """Table 2 with its signature (``sources["fire"]``: the FIRE file, whose digest the signature pins)."""
-    return AgreementResult(agreement(fire, rule),
-                           analysis_signature("fire-agreement", sources, ["fire"], {"rule": rule, "alpha": "nominal"}))
+    return AgreementResult(agreement(fire, rule), analysis_signature("fire-agreement", sources, ["fire"], {"rule": rule, "alpha": "nominal"}))

@@ -31,9 +31,7 @@ def index_dtype(n: int):
     return np.int32 if n < 2**31 else np.int64
 
 
-def resample_means(
-    values: np.ndarray, size: int, resamples: int, seed: int, chunk_elements: int = 4_000_000
-) -> np.ndarray:
+def resample_means(values: np.ndarray, size: int, resamples: int, seed: int, chunk_elements: int = 4_000_000) -> np.ndarray:
     """Means of ``resamples`` bootstrap resamples of ``size`` entries, for each row of ``values``.
 
     ``values`` is (n,) or (m, n); the same resample indices serve every row (paired across
@@ -121,8 +119,7 @@ def bootstrap_differences(
 def bootstrap_json(results: dict[str, dict[int, SizeResult]], signature: str) -> dict:
     """``{metric: {"N": {...}}}`` with sizes as strings; every entry carries the signature."""
     return {
-        metric: {str(size): {**result.to_json(), "signature": signature} for size, result in by_size.items()}
-        for metric, by_size in results.items()
+        metric: {str(size): {**result.to_json(), "signature": signature} for size, result in by_size.items()} for metric, by_size in results.items()
     }
 
 
@@ -154,8 +151,7 @@ class PairedTest:
 
 
 def paired_bootstrap_test(
-    a: np.ndarray, b: np.ndarray, resamples: int = 10_000, seed: int = 0, confidence: float = 0.95,
-    chunk_elements: int = 4_000_000,
+    a: np.ndarray, b: np.ndarray, resamples: int = 10_000, seed: int = 0, confidence: float = 0.95, chunk_elements: int = 4_000_000
 ) -> PairedTest:
     """Resample queries (paired) to test whether two models' mean per-query scores differ.
 
@@ -174,8 +170,7 @@ def paired_bootstrap_test(
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
     extreme = int(np.sum(np.abs(means - observed) >= abs(observed)))
-    return PairedTest(observed, float(low), float(high), (1 + extreme) / (resamples + 1), confidence, resamples,
-                      len(differences))
+    return PairedTest(observed, float(low), float(high), (1 + extreme) / (resamples + 1), confidence, resamples, len(differences))
 
 
 def bootstrap_tables(payload: dict, model: str | None = None) -> list[Table]:
@@ -184,8 +179,7 @@ def bootstrap_tables(payload: dict, model: str | None = None) -> list[Table]:
     sizes = list(first)
     confidence = first[sizes[0]]["confidence"]
     quantile = f"p{round(confidence * 100):d}"
-    rows = [[metric, f"{by_size[sizes[0]]['full_mean']:.4f}", *(f"{by_size[s][quantile]:.4f}" for s in sizes)]
-            for metric, by_size in payload.items()]
+    rows = [[metric, f"{by_size[sizes[0]]['full_mean']:.4f}", *(f"{by_size[s][quantile]:.4f}" for s in sizes)] for metric, by_size in payload.items()]
     title = f"bootstrap |resample mean − full mean|, {confidence:.0%} quantile (§4.3)"
     return [Table(f"{model}: {title}" if model else title, ["metric", "full", *sizes], rows)]
 
@@ -217,18 +211,23 @@ def _file_part(metric: str) -> str:
     return metric.replace("@", "at").replace("(", "_").replace(")", "")
 
 
-def bootstrap_analysis(scores: np.ndarray, judgments, settings: FireConfig | None = None, model: str = "model",
-                       sources: Sources | None = None) -> BootstrapResult:
+def bootstrap_analysis(
+    scores: np.ndarray, judgments, settings: FireConfig | None = None, model: str = "model", sources: Sources | None = None
+) -> BootstrapResult:
     """§4.3 / Figure 4 for one model's score matrix: the engine's per-query metrics, resampled."""
     settings = settings or FireConfig()
     boot = settings.bootstrap
     result = settings.evaluate(scores, judgments, boot.metrics)
     names = [settings.metric_name(metric) for metric in boot.metrics]
-    by_metric = bootstrap_differences({m: result.per_query[m] for m in names}, boot.sizes, boot.resamples, boot.seed,
-                                      boot.confidence, boot.chunk_elements)
-    signature = analysis_signature("fire-bootstrap", sources, ["queries", "videos", "scores", "fire"],
-                                   {"sizes": boot.sizes, "resamples": boot.resamples, "seed": boot.seed,
-                                    "confidence": boot.confidence, "engine": result.signature.nested()})
+    by_metric = bootstrap_differences(
+        {m: result.per_query[m] for m in names}, boot.sizes, boot.resamples, boot.seed, boot.confidence, boot.chunk_elements
+    )
+    signature = analysis_signature(
+        "fire-bootstrap",
+        sources,
+        ["queries", "videos", "scores", "fire"],
+        {"sizes": boot.sizes, "resamples": boot.resamples, "seed": boot.seed, "confidence": boot.confidence, "engine": result.signature.nested()},
+    )
     return BootstrapResult(model, by_metric, signature)
 
 
@@ -236,10 +235,10 @@ def paired_tables(payload: dict) -> list[Table]:
     """The paired test's table from :class:`PairedResult`'s JSON."""
     tests = payload["tests"]
     confidence = next(iter(tests.values()))["confidence"]
-    rows = [[m, f"{t['difference']:+.4f}", f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['p_value']:.4g}"]
-            for m, t in tests.items()]
-    return [Table(f"Paired bootstrap: {payload['model_a']} − {payload['model_b']}",
-                  ["metric", "difference", f"{confidence:.0%} CI", "p-value"], rows)]
+    rows = [[m, f"{t['difference']:+.4f}", f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['p_value']:.4g}"] for m, t in tests.items()]
+    return [
+        Table(f"Paired bootstrap: {payload['model_a']} − {payload['model_b']}", ["metric", "difference", f"{confidence:.0%} CI", "p-value"], rows)
+    ]
 
 
 @dataclass(frozen=True)
@@ -253,21 +252,29 @@ class PairedResult(TablesOfJson):
     tables_of = staticmethod(paired_tables)
 
     def to_json(self) -> dict:
-        return {"model_a": self.model_a, "model_b": self.model_b, "tests": {m: t.to_json() for m, t in self.tests.items()},
-                "signature": str(self.signature)}
+        return {
+            "model_a": self.model_a,
+            "model_b": self.model_b,
+            "tests": {m: t.to_json() for m, t in self.tests.items()},
+            "signature": str(self.signature),
+        }
 
 
-def paired_analysis(scores: dict[str, np.ndarray], judgments, settings: FireConfig | None = None,
-                    sources: Sources | None = None) -> PairedResult:
+def paired_analysis(scores: dict[str, np.ndarray], judgments, settings: FireConfig | None = None, sources: Sources | None = None) -> PairedResult:
     """The paired test of the two models of ``{model: score matrix}`` on every bootstrap metric."""
     settings = settings or FireConfig()
     boot = settings.bootstrap
     (name_a, a), (name_b, b) = scores.items()
     result_a, result_b = (settings.evaluate(matrix, judgments, boot.metrics) for matrix in (a, b))
     names = [settings.metric_name(metric) for metric in boot.metrics]
-    tests = {m: paired_bootstrap_test(result_a.per_query[m], result_b.per_query[m], boot.resamples, boot.seed,
-                                      boot.confidence, boot.chunk_elements) for m in names}
-    signature = analysis_signature("fire-paired", sources, ["queries", "videos", "fire"],
-                                   {"resamples": boot.resamples, "seed": boot.seed, "confidence": boot.confidence,
-                                    "engine": result_a.signature.nested()})
+    tests = {
+        m: paired_bootstrap_test(result_a.per_query[m], result_b.per_query[m], boot.resamples, boot.seed, boot.confidence, boot.chunk_elements)
+        for m in names
+    }
+    signature = analysis_signature(
+        "fire-paired",
+        sources,
+        ["queries", "videos", "fire"],
+        {"resamples": boot.resamples, "seed": boot.seed, "confidence": boot.confidence, "engine": result_a.signature.nested()},
+    )
     return PairedResult(name_a, name_b, tests, signature)

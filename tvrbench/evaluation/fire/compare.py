@@ -32,10 +32,15 @@ def comparison_rows(results: dict, metrics) -> list[dict]:
         for model, result in results.items():
             with_fire = result.metrics[metric]
             original = result.original.metrics[metric] if result.original is not None else None
-            rows.append({
-                "metric": metric, "model": model, "with_fire": with_fire, "original": original,
-                "delta": None if original is None else with_fire - original,
-            })
+            rows.append(
+                {
+                    "metric": metric,
+                    "model": model,
+                    "with_fire": with_fire,
+                    "original": original,
+                    "delta": None if original is None else with_fire - original,
+                }
+            )
     return rows
 
 

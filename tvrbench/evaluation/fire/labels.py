@@ -57,8 +57,15 @@ def _ragged_rows(ragged, n: int) -> list[list[int]]:
 
 def _provenance(fire, pairs) -> list[tuple]:
     """Per pair (index of :func:`pair_votes`), its records' per-label lists in PROVENANCE_FIELDS order."""
-    rows = list(zip(fire.annotator_ids, fire.annotator_labels, fire.models, _ragged_rows(fire.response_ids, len(fire)),
-                    _ragged_rows(fire.queue_ids, len(fire))))
+    rows = list(
+        zip(
+            fire.annotator_ids,
+            fire.annotator_labels,
+            fire.models,
+            _ragged_rows(fire.response_ids, len(fire)),
+            _ragged_rows(fire.queue_ids, len(fire)),
+        )
+    )
     merged: list = [None] * len(pairs)
     for record, pair in enumerate(pairs.record_pair.tolist()):
         if merged[pair] is None:
@@ -68,9 +75,7 @@ def _provenance(fire, pairs) -> list[tuple]:
     return merged
 
 
-def fire_to_qrels(
-    fire, rule: str = "file", disagreements: str = "omit", captions=None, provenance: bool = True
-) -> tuple[Qrels, dict, int]:
+def fire_to_qrels(fire, rule: str = "file", disagreements: str = "omit", captions=None, provenance: bool = True) -> tuple[Qrels, dict, int]:
     """Qrels, metadata sidecar and the number of pairs left out because no caption has their text.
 
     ``provenance=False`` leaves the per-pair votes and ids out of the sidecar (faster, smaller; the
@@ -92,8 +97,7 @@ def fire_to_qrels(
     query_ids, doc_ids, rels, queries, kept_provenance = [], [], [], {}, {}
     unmatched = 0
     kept = np.flatnonzero(relevance > -2)
-    columns = (pairs.dataset[kept].tolist(), pairs.query[kept].tolist(), pairs.video_id[kept].tolist(),
-               relevance[kept].tolist(), kept.tolist())
+    columns = (pairs.dataset[kept].tolist(), pairs.query[kept].tolist(), pairs.video_id[kept].tolist(), relevance[kept].tolist(), kept.tolist())
     for dataset, text, video, rel, index in zip(*columns):
         ids = ids_by_text.get(text, []) if captions is not None else [query_id(dataset, text)]
         if not ids:
@@ -109,11 +113,15 @@ def fire_to_qrels(
             rels.append(rel)
         if per_pair is not None:
             kept_provenance[_pair_key(dataset, text, video)] = per_pair[index]
-    qrels = Qrels(np.array(query_ids, dtype=object), np.array(doc_ids, dtype=object), np.array(rels, dtype=np.int32),
-                  source=fire.source)
+    qrels = Qrels(np.array(query_ids, dtype=object), np.array(doc_ids, dtype=object), np.array(rels, dtype=np.int32), source=fire.source)
     metadata = {
-        "format": METADATA_FORMAT, "rule": rule, "disagreements": disagreements, "fire_metadata": fire.metadata,
-        "queries": queries, "provenance_fields": list(PROVENANCE_FIELDS), "provenance": kept_provenance,
+        "format": METADATA_FORMAT,
+        "rule": rule,
+        "disagreements": disagreements,
+        "fire_metadata": fire.metadata,
+        "queries": queries,
+        "provenance_fields": list(PROVENANCE_FIELDS),
+        "provenance": kept_provenance,
     }
     return qrels, metadata, unmatched
 
@@ -173,7 +181,11 @@ def qrels_to_fire(qrels: Qrels, metadata: dict, source: str = "<qrels>") -> Fire
         video_id=as_objects([identity[key][2] for key in order]),
         label=np.array([label_of_pair[key] for key in order], dtype=np.int8),
         dataset=as_objects([identity[key][0] for key in order]),
-        models=columns["models"], annotator_labels=columns["annotator_labels"],
-        annotator_ids=columns["annotator_ids"], metadata=dict(metadata["fire_metadata"]), source=source,
-        response_ids=RaggedInts.from_rows(columns["response_ids"]), queue_ids=RaggedInts.from_rows(columns["queue_ids"]),
+        models=columns["models"],
+        annotator_labels=columns["annotator_labels"],
+        annotator_ids=columns["annotator_ids"],
+        metadata=dict(metadata["fire_metadata"]),
+        source=source,
+        response_ids=RaggedInts.from_rows(columns["response_ids"]),
+        queue_ids=RaggedInts.from_rows(columns["queue_ids"]),
     )

@@ -40,10 +40,8 @@ def positives_by_length(lengths: np.ndarray, positives: np.ndarray) -> dict:
     positives = np.asarray(positives, dtype=np.int64)
     pairs, counts = np.unique(np.stack([lengths, positives], axis=1), axis=0, return_counts=True)
     return {
-        "cells": [{"length": int(l), "positives": int(p), "queries": int(c)} for (l, p), c in zip(pairs, counts)],
-        "mean_positives_by_length": {
-            str(int(length)): float(positives[lengths == length].mean()) for length in np.unique(lengths)
-        },
+        "cells": [{"length": int(n), "positives": int(p), "queries": int(c)} for (n, p), c in zip(pairs, counts)],
+        "mean_positives_by_length": {str(int(length)): float(positives[lengths == length].mean()) for length in np.unique(lengths)},
     }
 
 
@@ -98,40 +96,56 @@ class TwoModelOutcomes:
     xlabel: str
 
     def to_json(self) -> dict:
-        return {"model_a": self.model_a, "model_b": self.model_b, "metric": self.metric,
-                "outcomes": {source: table.to_json() for source, table in self.tables.items()}}
+        return {
+            "model_a": self.model_a,
+            "model_b": self.model_b,
+            "metric": self.metric,
+            "outcomes": {source: table.to_json() for source, table in self.tables.items()},
+        }
 
     def figures(self):
         from tvrbench.evaluation.fire.plots import outcomes_figure
 
         for source, table in self.tables.items():
             described = "with FIRE labels" if source == "fire" else "original labels only"
-            yield (f"{self.figure_stem}_{source}",
-                   outcomes_figure(table, self.model_a, self.model_b, self.xlabel, f"{self.figure_title} ({described})"))
+            yield (
+                f"{self.figure_stem}_{source}",
+                outcomes_figure(table, self.model_a, self.model_b, self.xlabel, f"{self.figure_title} ({described})"),
+            )
 
 
 def outcomes_table(payload: dict, title: str, bin_name: str) -> Table:
     """Figure 3's / 8's data as a table, from the JSON of :class:`TwoModelOutcomes` (non-empty bins only)."""
     columns = ["labels", bin_name, "queries", "both", f"only {payload['model_a']}", f"only {payload['model_b']}", "neither"]
-    rows = [[source, f"[{row['low']:g}, {row['high']:g})", str(row["queries"]),
-             *(f"{row[f'{outcome}_share']:.2f}" for outcome in OUTCOMES)]
-            for source, table in payload["outcomes"].items() for row in table if row["queries"]]
+    rows = [
+        [source, f"[{row['low']:g}, {row['high']:g})", str(row["queries"]), *(f"{row[f'{outcome}_share']:.2f}" for outcome in OUTCOMES)]
+        for source, table in payload["outcomes"].items()
+        for row in table
+        if row["queries"]
+    ]
     return Table(title, columns, rows)
 
 
-def two_model_outcomes(scores: dict[str, np.ndarray], judgments, metric: str, values: np.ndarray, edges: np.ndarray,
-                       settings: FireConfig, figure_stem: str, figure_title: str, xlabel: str) -> TwoModelOutcomes:
+def two_model_outcomes(
+    scores: dict[str, np.ndarray],
+    judgments,
+    metric: str,
+    values: np.ndarray,
+    edges: np.ndarray,
+    settings: FireConfig,
+    figure_stem: str,
+    figure_title: str,
+    xlabel: str,
+) -> TwoModelOutcomes:
     """Both / only A / only B / neither per bin of ``values`` for the two models of ``scores`` (a query counts as
     right when ``metric``, a name as the engine's results key it, is > 0), and how its figures are named, titled and their x axis labelled."""
     (name_a, a), (name_b, b) = scores.items()
     result_a, result_b = (settings.evaluate(matrix, judgments, [metric]) for matrix in (a, b))
     tables = {
         "fire": outcomes_by_bin(values, result_a.per_query[metric] > 0, result_b.per_query[metric] > 0, edges),
-        "original": outcomes_by_bin(values, result_a.original.per_query[metric] > 0,
-                                    result_b.original.per_query[metric] > 0, edges),
+        "original": outcomes_by_bin(values, result_a.original.per_query[metric] > 0, result_b.original.per_query[metric] > 0, edges),
     }
-    return TwoModelOutcomes(name_a, name_b, metric, tables, result_a.signature, figure_stem,
-                            figure_title, xlabel)
+    return TwoModelOutcomes(name_a, name_b, metric, tables, result_a.signature, figure_stem, figure_title, xlabel)
 
 
 def length_tables(payload: dict) -> list[Table]:
@@ -153,9 +167,15 @@ class LengthResult(TablesOfJson):
 
     def to_json(self) -> dict:
         outcomes = self.outcomes.to_json()
-        return {"positives_vs_words": positives_by_length(self.words, self.positives), "model_a": outcomes["model_a"],
-                "model_b": outcomes["model_b"], "metric": outcomes["metric"], "unit": self.unit,
-                "outcomes": outcomes["outcomes"], "signature": str(self.signature)}
+        return {
+            "positives_vs_words": positives_by_length(self.words, self.positives),
+            "model_a": outcomes["model_a"],
+            "model_b": outcomes["model_b"],
+            "metric": outcomes["metric"],
+            "unit": self.unit,
+            "outcomes": outcomes["outcomes"],
+            "signature": str(self.signature),
+        }
 
     def figures(self):
         from tvrbench.evaluation.fire.plots import positives_vs_length_figure
@@ -164,20 +184,31 @@ class LengthResult(TablesOfJson):
         yield from self.outcomes.figures()
 
 
-def length_analysis(scores: dict[str, np.ndarray], judgments, captions, settings: FireConfig | None = None,
-                    dataset: str = "FIRE", sources: Sources | None = None) -> LengthResult:
+def length_analysis(
+    scores: dict[str, np.ndarray], judgments, captions, settings: FireConfig | None = None, dataset: str = "FIRE", sources: Sources | None = None
+) -> LengthResult:
     """Figures 2 and 3 for the two models of ``{model: score matrix}``; ``dataset`` names the figures."""
     settings = settings or FireConfig()
     opts = settings.length
     name_a, name_b = scores
     lengths = caption_lengths(captions.texts, opts.unit)
     metric = settings.metric_name(opts.metric)
-    outcomes = two_model_outcomes(scores, judgments, metric, lengths, bin_edges(lengths, opts.bin_width), settings,
-                                  "fig3_outcomes_by_length",
-                                  f"{dataset}: {metric} of {name_a} and {name_b} by caption length",
-                                  f"Caption length ({opts.unit})")
-    signature = analysis_signature("fire-length", sources, ["queries", "videos", "fire"],
-                                   {"metric": metric, "unit": opts.unit, "bin_width": opts.bin_width,
-                                    "engine": outcomes.engine.nested()})
+    outcomes = two_model_outcomes(
+        scores,
+        judgments,
+        metric,
+        lengths,
+        bin_edges(lengths, opts.bin_width),
+        settings,
+        "fig3_outcomes_by_length",
+        f"{dataset}: {metric} of {name_a} and {name_b} by caption length",
+        f"Caption length ({opts.unit})",
+    )
+    signature = analysis_signature(
+        "fire-length",
+        sources,
+        ["queries", "videos", "fire"],
+        {"metric": metric, "unit": opts.unit, "bin_width": opts.bin_width, "engine": outcomes.engine.nested()},
+    )
     positives = np.asarray(judgments.positive.sum(axis=1)).ravel()
     return LengthResult(dataset, caption_lengths(captions.texts, "words"), positives, opts.unit, outcomes, signature)

@@ -80,29 +80,21 @@ class PairOverlap:
         return {"model_a": self.model_a, "model_b": self.model_b, "overlap": self.overlap, "rbo": self.rbo}
 
 
-def prediction_overlap(
-    top_lists: dict[str, np.ndarray], p: float = 0.9, variant: str = "ext"
-) -> list[PairOverlap]:
+def prediction_overlap(top_lists: dict[str, np.ndarray], p: float = 0.9, variant: str = "ext") -> list[PairOverlap]:
     """Mean top-k overlap and RBO for every pair of models, from each model's top-k indices."""
     rows = []
     for name_a, name_b in combinations(top_lists, 2):
         a, b = top_lists[name_a], top_lists[name_b]
-        rows.append(
-            PairOverlap(
-                name_a,
-                name_b,
-                float(top_k_overlap(a, b).mean()),
-                float(rank_biased_overlap(a, b, p, variant).mean()),
-            )
-        )
+        rows.append(PairOverlap(name_a, name_b, float(top_k_overlap(a, b).mean()), float(rank_biased_overlap(a, b, p, variant).mean())))
     return rows
 
 
 def overlap_tables(payload: dict) -> list[Table]:
     """Table 3 from :class:`OverlapResult`'s JSON."""
     rows = [[f"{r['model_a']} & {r['model_b']}", f"{r['overlap']:.4f}", f"{r['rbo']:.4f}"] for r in payload["pairs"]]
-    return [Table(f"Top-{payload['k']} prediction overlap (Table 3)",
-                  ["models", "overlap", f"RBO_{payload['rbo_variant']} (p={payload['p']})"], rows)]
+    return [
+        Table(f"Top-{payload['k']} prediction overlap (Table 3)", ["models", "overlap", f"RBO_{payload['rbo_variant']} (p={payload['p']})"], rows)
+    ]
 
 
 @dataclass(frozen=True)
@@ -117,18 +109,17 @@ class OverlapResult(TablesOfJson):
     tables_of = staticmethod(overlap_tables)
 
     def to_json(self) -> dict:
-        return {"pairs": [r.to_json() for r in self.pairs], "k": self.k, "rbo_variant": self.variant, "p": self.p,
-                "signature": str(self.signature)}
+        return {"pairs": [r.to_json() for r in self.pairs], "k": self.k, "rbo_variant": self.variant, "p": self.p, "signature": str(self.signature)}
 
 
-def overlap_analysis(scores: dict[str, np.ndarray], settings: FireConfig | None = None,
-                     sources: Sources | None = None) -> OverlapResult:
+def overlap_analysis(scores: dict[str, np.ndarray], settings: FireConfig | None = None, sources: Sources | None = None) -> OverlapResult:
     """Table 3 for ``{model: score matrix}`` (two or more models)."""
     settings = settings or FireConfig()
     from tvrbench.evaluation import rank_top_k
 
     opts = settings.overlap
     tops = {name: rank_top_k(matrix, opts.k) for name, matrix in scores.items()}
-    signature = analysis_signature("fire-overlap", sources, ["queries", "videos"],
-                                   {"k": opts.k, "rbo": opts.rbo_variant, "p": opts.rbo_p, "ties": "stable"})
+    signature = analysis_signature(
+        "fire-overlap", sources, ["queries", "videos"], {"k": opts.k, "rbo": opts.rbo_variant, "p": opts.rbo_p, "ties": "stable"}
+    )
     return OverlapResult(prediction_overlap(tops, opts.rbo_p, opts.rbo_variant), opts.k, opts.rbo_p, opts.rbo_variant, signature)

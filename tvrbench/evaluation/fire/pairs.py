@@ -71,17 +71,14 @@ def pair_votes(fire) -> PairVotes:
     n_pairs = len(first)
 
     record_label = np.asarray(fire.label, dtype=np.int8)
-    relevant_records, irrelevant_records = (np.bincount(record_pair[record_label == value], minlength=n_pairs)
-                                            for value in (RELEVANT, IRRELEVANT))
+    relevant_records, irrelevant_records = (np.bincount(record_pair[record_label == value], minlength=n_pairs) for value in (RELEVANT, IRRELEVANT))
     majority = np.sign(relevant_records - irrelevant_records)  # as Judgments.build resolves repeated records
     file_label = np.where(majority > 0, RELEVANT, np.where(majority < 0, IRRELEVANT, DISAGREEMENT)).astype(np.int8)
 
     per_record = np.fromiter((len(v) for v in fire.annotator_labels), dtype=np.int64, count=n_records)
     flat = np.fromiter(chain.from_iterable(fire.annotator_labels), dtype=np.int8, count=int(per_record.sum()))
     vote_pair = np.repeat(record_pair, per_record)
-    votes = np.stack(
-        [np.bincount(vote_pair[flat == value], minlength=n_pairs) for value in (0, 1)], axis=1
-    ).astype(np.int64)
+    votes = np.stack([np.bincount(vote_pair[flat == value], minlength=n_pairs) for value in (0, 1)], axis=1).astype(np.int64)
     return PairVotes(
         dataset=np.asarray(fire.dataset, dtype=object)[first],
         query=np.asarray(fire.query, dtype=object)[first],

@@ -95,8 +95,9 @@ def outcomes_figure(table, model_a: str, model_b: str, xlabel: str, title: str):
     counts_axis.set_ylim(bottom=0)
     handles, labels = axis.get_legend_handles_labels()
     more_handles, more_labels = counts_axis.get_legend_handles_labels()
-    axis.legend(handles + more_handles, labels + more_labels, loc="upper center", bbox_to_anchor=(0.5, -0.15),
-                ncol=3, frameon=False, fontsize="small")
+    axis.legend(
+        handles + more_handles, labels + more_labels, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3, frameon=False, fontsize="small"
+    )
     axis.set_title(title)
     return figure
 
@@ -110,8 +111,7 @@ def bootstrap_figure(by_size: dict, metric: str, model: str):
         result = by_size[size]
         axis.hist(result.differences, bins=50, color="#4c72b0")
         quantile = result.quantile
-        axis.axvline(quantile, color="#c44e52", linestyle="--",
-                     label=f"{result.confidence:.0%} quantile = {quantile:.3f}")
+        axis.axvline(quantile, color="#c44e52", linestyle="--", label=f"{result.confidence:.0%} quantile = {quantile:.3f}")
         axis.set_ylabel("Resamples")
         axis.set_title(f"N = {size:,} queries", fontsize="medium", loc="left")
         axis.legend(loc="upper right", fontsize="small", frameon=False)

@@ -27,9 +27,7 @@ def pooled_models(fire) -> list[str]:
 def labels_from_other_pools(fire, model: str):
     """The records that at least one system other than ``model`` pooled."""
     if model not in pooled_models(fire):
-        raise InputError(
-            fire.source, f"no labels were pooled from model {model!r} (pooled models: {', '.join(pooled_models(fire))})"
-        )
+        raise InputError(fire.source, f"no labels were pooled from model {model!r} (pooled models: {', '.join(pooled_models(fire))})")
     keep = np.fromiter((any(name != model for name in models) for models in fire.models), dtype=bool, count=len(fire))
     return fire.subset(keep)
 
@@ -50,8 +48,13 @@ def pooling_tables(payload: dict) -> list[Table]:
     """Table 4 from :class:`PoolingResult`'s JSON (the metrics are the rows' other keys)."""
     rows = payload["rows"]
     metrics = [key for key in (rows[0] if rows else {}) if key not in ("model", "labels", "signature")]
-    return [Table("Pooling bias: all labels vs other models' pools only (Table 4)", ["model", "labels", *metrics],
-                  [[row["model"], row["labels"], *(f"{row[m]:.3f}" for m in metrics)] for row in rows])]
+    return [
+        Table(
+            "Pooling bias: all labels vs other models' pools only (Table 4)",
+            ["model", "labels", *metrics],
+            [[row["model"], row["labels"], *(f"{row[m]:.3f}" for m in metrics)] for row in rows],
+        )
+    ]
 
 
 @dataclass(frozen=True)

@@ -48,9 +48,7 @@ def unjudged_top_k(scores: np.ndarray, judged, k: int, ties: str = "stable") -> 
     return rows[~labelled], columns[~labelled], ranks[~labelled]
 
 
-def build_queue(
-    scores: np.ndarray, judgments, k: int = 10, n_queries: int | None = None, seed: int = 0, ties: str = "stable"
-) -> AnnotationQueue:
+def build_queue(scores: np.ndarray, judgments, k: int = 10, n_queries: int | None = None, seed: int = 0, ties: str = "stable") -> AnnotationQueue:
     """Unjudged top-k pairs of ``n_queries`` randomly drawn queries (all queries when None)."""
     n_total = scores.shape[0]
     if n_queries is None or n_queries >= n_total:
@@ -62,15 +60,20 @@ def build_queue(
     judged = evaluate(scores, judgments, metrics=(f"Judged@{k}",), ties=ties).per_query[f"Judged@{k}"]
     after = judged.copy()
     after[selected] = 1.0
-    return AnnotationQueue(rows[keep], columns[keep], ranks[keep], float(np.nanmean(judged)), float(np.nanmean(after)),
-                           selected)
+    return AnnotationQueue(rows[keep], columns[keep], ranks[keep], float(np.nanmean(judged)), float(np.nanmean(after)), selected)
 
 
 def queue_records(queue: AnnotationQueue, scores: np.ndarray, captions, video_ids, model: str) -> list[dict]:
     """The queue as rows for annotators, ordered by query then rank."""
     return [
-        {"caption_id": captions.caption_ids[q], "query": captions.texts[q], "video_id": video_ids[v], "rank": int(r),
-         "score": float(scores[q, v]), "model": model}
+        {
+            "caption_id": captions.caption_ids[q],
+            "query": captions.texts[q],
+            "video_id": video_ids[v],
+            "rank": int(r),
+            "score": float(scores[q, v]),
+            "model": model,
+        }
         for q, v, r in zip(queue.query_index.tolist(), queue.video_index.tolist(), queue.rank.tolist())
     ]
 
@@ -107,25 +110,41 @@ class QueueResult(TablesOfJson):
         return {**self.summary, "signature": str(self.signature)}
 
 
-def queue_analysis(scores: np.ndarray, judgments, captions, video_ids, settings: FireConfig | None = None,
-                   model: str = "model", all_queries: bool = False, sources: Sources | None = None) -> QueueResult:
+def queue_analysis(
+    scores: np.ndarray,
+    judgments,
+    captions,
+    video_ids,
+    settings: FireConfig | None = None,
+    model: str = "model",
+    all_queries: bool = False,
+    sources: Sources | None = None,
+) -> QueueResult:
     """The unjudged top-k pairs of a new model, for the queries the bootstrap says detect the effect size
     (every query with ``all_queries``)."""
     settings = settings or FireConfig()
     opts, boot = settings.queue, settings.bootstrap
     metric = settings.metric_name(opts.metric)
     per_query = settings.evaluate(scores, judgments, [metric]).per_query[metric]
-    by_size = bootstrap_differences({metric: per_query}, boot.sizes, boot.resamples, boot.seed, boot.confidence,
-                                    boot.chunk_elements)[metric]
+    by_size = bootstrap_differences({metric: per_query}, boot.sizes, boot.resamples, boot.seed, boot.confidence, boot.chunk_elements)[metric]
     needed = queries_for_difference(by_size, opts.effect_size)
     chosen = build_queue(scores, judgments, opts.k, None if all_queries else needed, boot.seed)
     summary = {
-        "model": model, "k": opts.k, "metric": metric, "effect_size": opts.effect_size,
-        "queries_needed": needed, "queries_queued": len(chosen.selected_queries), "queries_total": len(captions),
-        "pairs_queued": len(chosen), f"judged_at_{opts.k}_before": chosen.judged_before,
+        "model": model,
+        "k": opts.k,
+        "metric": metric,
+        "effect_size": opts.effect_size,
+        "queries_needed": needed,
+        "queries_queued": len(chosen.selected_queries),
+        "queries_total": len(captions),
+        "pairs_queued": len(chosen),
+        f"judged_at_{opts.k}_before": chosen.judged_before,
         f"judged_at_{opts.k}_after": chosen.judged_after,
     }
-    signature = analysis_signature("fire-queue", sources, ["queries", "videos", "fire"],
-                                   {"k": opts.k, "metric": metric, "effect_size": opts.effect_size,
-                                    "sizes": boot.sizes, "resamples": boot.resamples, "seed": boot.seed})
+    signature = analysis_signature(
+        "fire-queue",
+        sources,
+        ["queries", "videos", "fire"],
+        {"k": opts.k, "metric": metric, "effect_size": opts.effect_size, "sizes": boot.sizes, "resamples": boot.resamples, "seed": boot.seed},
+    )
     return QueueResult(model, queue_records(chosen, scores, captions, video_ids, model), summary, signature)

@@ -48,6 +48,7 @@ def train_test_similarity(
 def length_correlations(similarity: np.ndarray, test_texts) -> dict[str, dict[str, dict[str, float]]]:
     """Table 7: Spearman and Kendall correlation of the similarity with length in words and characters."""
     from scipy import stats  # slow to import; only this analysis needs it
+
     test_texts = list(test_texts)
     table = {}
     for unit in ("words", "characters"):
@@ -63,10 +64,14 @@ def length_correlations(similarity: np.ndarray, test_texts) -> dict[str, dict[st
 
 def train_overlap_tables(payload: dict) -> list[Table]:
     """Table 7 from :class:`TrainOverlapResult`'s JSON, then Figure 8's table when it has two models' outcomes."""
-    rows = [[unit, f"{row['spearman']['statistic']:.3f}", f"{row['kendall']['statistic']:.3f}"]
-            for unit, row in payload["correlations"].items()]
-    tables = [Table(f"Train-test similarity vs caption length (Table 7); mean similarity {payload['mean_similarity']:.3f}",
-                    ["length", "Spearman", "Kendall"], rows)]
+    rows = [[unit, f"{row['spearman']['statistic']:.3f}", f"{row['kendall']['statistic']:.3f}"] for unit, row in payload["correlations"].items()]
+    tables = [
+        Table(
+            f"Train-test similarity vs caption length (Table 7); mean similarity {payload['mean_similarity']:.3f}",
+            ["length", "Spearman", "Kendall"],
+            rows,
+        )
+    ]
     if "outcomes" in payload:
         tables.append(outcomes_table(payload, f"{payload['metric']} by train-test similarity (Figure 8)", "similarity bin"))
     return tables
@@ -84,8 +89,11 @@ class TrainOverlapResult(TablesOfJson):
     tables_of = staticmethod(train_overlap_tables)
 
     def to_json(self) -> dict:
-        payload = {"correlations": self.correlations, "mean_similarity": float(self.similarity.mean()),
-                   "similarity": {cid: float(s) for cid, s in zip(self.caption_ids, self.similarity)}}
+        payload = {
+            "correlations": self.correlations,
+            "mean_similarity": float(self.similarity.mean()),
+            "similarity": {cid: float(s) for cid, s in zip(self.caption_ids, self.similarity)},
+        }
         if self.figure8 is not None:
             payload.update(self.figure8.to_json())
         return {**payload, "signature": str(self.signature)}
@@ -94,8 +102,15 @@ class TrainOverlapResult(TablesOfJson):
         return self.figure8.figures() if self.figure8 is not None else iter(())
 
 
-def train_overlap_analysis(test_captions, train_captions, settings: FireConfig | None = None, scores: dict | None = None,
-                           judgments=None, dataset: str = "FIRE", sources: Sources | None = None) -> TrainOverlapResult:
+def train_overlap_analysis(
+    test_captions,
+    train_captions,
+    settings: FireConfig | None = None,
+    scores: dict | None = None,
+    judgments=None,
+    dataset: str = "FIRE",
+    sources: Sources | None = None,
+) -> TrainOverlapResult:
     """Appendix D; with the two models of ``scores`` (``{model: score matrix}``) and their ``judgments``, Figure 8
     too (``dataset`` names it)."""
     settings = settings or FireConfig()
@@ -108,11 +123,16 @@ def train_overlap_analysis(test_captions, train_captions, settings: FireConfig |
         edges = np.round(np.arange(0.0, 1.0 + opts.bin_width / 2, opts.bin_width), 10)
         metric = settings.metric_name(opts.metric)
         figure8 = two_model_outcomes(
-            scores, judgments, metric, similarity, edges, settings, "fig8_outcomes_by_train_similarity",
+            scores,
+            judgments,
+            metric,
+            similarity,
+            edges,
+            settings,
+            "fig8_outcomes_by_train_similarity",
             f"{dataset}: {metric} of {name_a} and {name_b} by train-test similarity",
-            f"Mean similarity of the {opts.top} closest train captions (character {opts.ngram}-gram TF-IDF)")
+            f"Mean similarity of the {opts.top} closest train captions (character {opts.ngram}-gram TF-IDF)",
+        )
         fields.update({"metric": metric, "bin_width": opts.bin_width, "engine": figure8.engine.nested()})
-    signature = analysis_signature("fire-overlap-train", sources, ["queries", "train", "fire"], fields,
-                                   libraries=("numpy", "scipy", "scikit-learn"))
-    return TrainOverlapResult(test_captions.caption_ids, similarity, length_correlations(similarity, test_captions.texts),
-                              figure8, signature)
+    signature = analysis_signature("fire-overlap-train", sources, ["queries", "train", "fire"], fields, libraries=("numpy", "scipy", "scikit-learn"))
+    return TrainOverlapResult(test_captions.caption_ids, similarity, length_correlations(similarity, test_captions.texts), figure8, signature)
