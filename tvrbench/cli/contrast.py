@@ -113,8 +113,9 @@ def verb(
         raise InputError(None, f"unknown --generator {generator!r}; choose wordnet or t5")
     if model is not None and generator == "wordnet":
         raise InputError(None, "--model names a T5 model; it cannot go with --generator wordnet")
-    settings = load_config(config, VerbConfig, generator="t5" if model is not None else generator, lm=lm, seed=seed,
-                           t5=None if model is None else {"model": model})
+    settings = load_config(
+        config, VerbConfig, generator="t5" if model is not None else generator, lm=lm, seed=seed, t5=None if model is None else {"model": model}
+    )
     train = reading.read(train_captions, filter_videos=False) if train_captions else None
     with dask_client(workers, scheduler) as client:
         _, sidecar = verb_contrasts(reading.read(captions), out, settings, train, client)
