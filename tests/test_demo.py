@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import yaml
 
-from tvrbench.cli.demo import METRICS, MODELS
 from tvrbench.data import load_sample
+from tvrbench.data.demo import METRICS, MODELS
 
 
 def _offline_prefix() -> tuple[list[str], str]:

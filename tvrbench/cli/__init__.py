@@ -47,7 +47,7 @@ COMMAND_MODULES = {
     "fire": "fire",
     "mc": "mc",
     "proxies": "proxies",
-    "proxy-study": "proxies",
+    "proxy-study": "proxy_study",
     "publish": "publish",
     "report": "report",
     "signature": "signature",

@@ -1,8 +1,7 @@
-"""``tvrbench proxies`` (build a relevance matrix) and ``tvrbench proxy-study ...`` (the paper's studies)."""
+"""``tvrbench proxies``: build a semantic-proxy relevance matrix (the studies: :mod:`tvrbench.cli.proxy_study`)."""
 
 from __future__ import annotations
 
-import json
 import time
 from enum import Enum
 from pathlib import Path
@@ -12,14 +11,10 @@ import typer
 
 from tvrbench.cli import app
 from tvrbench.cli.inputs import reads_captions
-from tvrbench.cli.outputs import FILE, Writes, writes
+from tvrbench.cli.outputs import Writes, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.io.inputs import CaptionsReading, named_paths, sidecar_path
 from tvrbench.proxies.storage import FOLDER_SUFFIXES
-
-study = typer.Typer(help="Studies of Wray et al. on proxy matrices: Fig. 4 curve, Fig. 5 GMR bounds, supp. A/B, §4.3 triplets.", no_args_is_help=True)
-app.add_typer(study, name="proxy-study")
-
 
 # The matrix, its sidecar M.json, and the partial matrix and progress file a rerun resumes from; a
 # .zarr or .parquet output and its partial form are folders.
@@ -27,8 +22,6 @@ PROXY_OUT = Writes(
     (lambda path: path, sidecar_path, lambda path: path.with_name(path.name + ".partial"), lambda path: path.with_name(path.name + ".partial.json")),
     folder=lambda path: path.name.removesuffix(".partial").endswith(FOLDER_SUFFIXES),
 )
-# proxy-study gmr draws one figure per direction beside --plot.
-GMR_PLOTS = Writes(tuple(lambda path, d=direction: path.with_name(f"{path.stem}_{d}{path.suffix}") for direction in ("t2v", "v2t")))
 
 
 class Proxy(str, Enum):
@@ -116,137 +109,3 @@ def proxies(
         err=True,
     )
     typer.echo(str(matrix.signature))
-
-
-# --------------------------------------------------------------------------- studies
-
-
-def _similarity(value: float) -> float:
-    """A threshold on proxy values, which lie in [0, 1] (NaN or a value outside would select nothing)."""
-    if not 0.0 <= value <= 1.0:
-        raise typer.BadParameter(f"{value} is not a similarity in [0, 1]")
-    return value
-
-
-def _emit(payload: dict, json_out: Optional[Path]) -> None:
-    from tvrbench.io.atomic import write_json
-
-    if json_out is not None:
-        write_json(json_out, payload)
-    typer.echo(json.dumps(payload, indent=2))
-
-
-@study.command("curve")
-@writes(plot=FILE, json_out=FILE)
-def study_curve(
-    matrix: list[str] = typer.Option(..., "--matrix", help="NAME=M.npy (repeatable): video-level proxy matrices."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Figure (.png or .svg)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the numbers as JSON."),
-    steps: int = typer.Option(21, "--steps", min=2, help="Thresholds evenly spaced in [0, 1]."),
-):
-    """Fig. 4: mean number of captions with S >= T per video, as T varies."""
-    from tvrbench.proxies.studies import plot_curve
-    from tvrbench.proxies.study_files import curve_study
-
-    thresholds, curves = curve_study(named_paths(matrix, "--matrix"), steps)
-    if plot is not None:
-        plot_curve(curves, thresholds, plot)
-    _emit({"thresholds": thresholds.round(6).tolist(), "mean_relevant": {k: v.tolist() for k, v in curves.items()}}, json_out)
-
-
-@study.command("gmr")
-@writes(plot=GMR_PLOTS, json_out=FILE)
-def study_gmr(
-    scores: list[str] = typer.Option(..., "--scores", help="NAME=S.npy (repeatable): model scores (.npy or TREC run), captions x videos."),
-    relevance: Path = typer.Option(..., "--relevance", help="Video-level SYN matrix (videos x captions) from tvrbench proxies."),
-    threshold: float = typer.Option(0.8, "--threshold", callback=_similarity, help="Items with S > threshold count as equivalent."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Figure (.png or .svg), text-to-video and video-to-text side by side."),
-    json_out: Optional[Path] = typer.Option(None, "--json"),
-):
-    """Fig. 5: GMR as reported and its bounds when highly similar captions count as equivalent."""
-    from tvrbench.proxies.studies import plot_gmr
-    from tvrbench.proxies.study_files import gmr_study
-
-    bounds = gmr_study(named_paths(scores, "--scores"), relevance, threshold)
-    if plot is not None:
-        for direction in ("t2v", "v2t"):
-            plot_gmr(bounds, direction, plot.with_name(f"{plot.stem}_{direction}{plot.suffix}"))
-    _emit({"threshold": threshold, "gmr": bounds}, json_out)
-
-
-@study.command("correlation")
-@writes(plot=FILE, json_out=FILE)
-def study_correlation(
-    matrix: list[str] = typer.Option(..., "--matrix", help="NAME=M.npy (repeatable), same shape."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Heat map (.png or .svg)."),
-    json_out: Optional[Path] = typer.Option(None, "--json"),
-):
-    """Supp. B: mean per-video Pearson correlation between every two proxies."""
-    from tvrbench.proxies.studies import plot_correlation
-    from tvrbench.proxies.study_files import correlation_study
-
-    matrices = named_paths(matrix, "--matrix")
-    values = correlation_study(matrices)
-    if plot is not None:
-        plot_correlation(list(matrices), values, plot)
-    _emit({"names": list(matrices), "pearson": values.round(6).tolist()}, json_out)
-
-
-@study.command("human-kit")
-@writes(out=FILE)
-@reads_captions
-def study_human_kit(
-    reading: CaptionsReading,
-    matrix: Path = typer.Option(..., "--matrix", help="Video-level proxy matrix."),
-    captions: Path = typer.Option(..., "--captions", help="The captions file the matrix was built from."),
-    out: Path = typer.Option(..., "--out", help="Kit CSV: video_id, presented, caption_id, text, slot, proxy_score."),
-    videos: int = typer.Option(100, "--videos", min=1),
-    seed: int = typer.Option(0, "--seed", min=0),
-):
-    """Supp. A: 5 captions per sampled video (most, quartiles, least) for annotators to order.
-
-    Show annotators video_id, presented and text only; slot and proxy_score are for scoring.
-    """
-    from tvrbench.proxies.study_files import human_kit_study
-    from tvrbench.proxies.tables import write_csv
-
-    kit = human_kit_study(matrix, reading.read(captions), captions, videos, seed)
-    write_csv(out, kit, ["video_id", "presented", "caption_id", "text", "slot", "proxy_score"])
-    typer.echo(f"wrote {out}: {len(kit)} rows for {len(kit) // 5} videos", err=True)
-
-
-@study.command("human-score")
-@writes(json_out=FILE)
-def study_human_score(
-    kit: Path = typer.Option(..., "--kit", help="The kit CSV from human-kit."),
-    rankings: Path = typer.Option(..., "--rankings", help="CSV annotator,video_id,caption_id,rank (1 = most relevant)."),
-    json_out: Optional[Path] = typer.Option(None, "--json"),
-):
-    """Supp. A: % consistently ordered pairs and the proxy's agreement with them."""
-    from tvrbench.proxies.studies import human_agreement
-    from tvrbench.proxies.tables import read_csv
-
-    _emit(
-        human_agreement(
-            read_csv(kit, ("video_id", "caption_id", "proxy_score"), {"proxy_score": float}),
-            read_csv(rankings, ("annotator", "video_id", "caption_id", "rank"), {"rank": int}),
-        ),
-        json_out,
-    )
-
-
-@study.command("triplets")
-@writes(out=FILE)
-def study_triplets(
-    matrix: Path = typer.Option(..., "--matrix", help="Video-level proxy matrix."),
-    threshold: float = typer.Option(..., "--threshold", callback=_similarity, help="Positives: S >= T; negatives: S < T."),
-    out: Path = typer.Option(..., "--out", help="CSV video_id, positive_caption_id, negative_caption_id."),
-    per_video: int = typer.Option(10, "--per-video", min=1),
-    seed: int = typer.Option(0, "--seed", min=0),
-):
-    """§4.3: training triplets thresholded on semantic similarity."""
-    from tvrbench.proxies.study_files import triplets_study
-    from tvrbench.proxies.tables import write_csv
-
-    write_csv(out, triplets_study(matrix, threshold, per_video, seed), ["video_id", "positive_caption_id", "negative_caption_id"])
-    typer.echo(f"wrote {out}", err=True)

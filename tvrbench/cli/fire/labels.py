@@ -8,11 +8,13 @@ from typing import Optional
 import numpy as np
 import typer
 
+from tvrbench.cli.fire.group import fire
 from tvrbench.cli.inputs import CONFIG, FIRE_DATASET_FILTER, FIRE_REQUIRED, read_fire_settings, reads_captions
 from tvrbench.cli.outputs import FILE, writes, written
 from tvrbench.io.inputs import CaptionsReading
 
 labels_app = typer.Typer(help="Convert FIRE JSON to TREC qrels and back.", no_args_is_help=True)
+fire.add_typer(labels_app, name="labels")
 
 
 @labels_app.command("to-qrels")
