@@ -129,6 +129,14 @@ def test_bad_shards_get_one_line_and_exit_2(tmp_path):
     empty.mkdir()
     with pytest.raises(Exception, match="holds no .npy row shards"):
         open_shards(empty)
+    np.save(folder / "part-00002.npy", np.float32([[0.0] * 11 + [np.nan]]))  # a 25th row, NaN in its last cell
+    with pytest.raises(Exception, match=r"parts: row 24, column 11 is nan; every score must be finite"):
+        evaluate(open_shards(folder), Judgments.from_matrices(np.eye(25, 12, dtype=bool)))
+    np.save(folder / "part-00002.npy", np.zeros((1, 12), np.float16))  # half precision: ranked as float64, not float32
+    with pytest.raises(Exception, match="part-00002.npy: has dtype float16 but part-00000.npy is float32"):
+        open_shards(folder)
+    np.save(folder / "part-00002.npy", np.zeros((1, 12), ">f4"))  # big-endian float32 is float32, as for one .npy
+    assert open_shards(folder).read(2).dtype == np.float32
 
 
 # --- the command line, here and on a cluster ---------------------------------------------------------

@@ -20,7 +20,7 @@ from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.io.captions import Captions, read_video_ids
 from tvrbench.io.inputs import CaptionsReading, load_relevance, read_fire_dataset, read_score_matrix
 from tvrbench.io.scores import require_finite
-from tvrbench.io.shards import ScoreShards
+from tvrbench.io.shards import is_sharded
 from tvrbench.signature import file_digest
 
 if TYPE_CHECKING:
@@ -91,13 +91,13 @@ def evaluate_command(
         ties=ties,
         fusion=fusion,
     )
+    sharded = is_sharded(scores)  # read shard by shard, here or on a cluster
+    if (workers or scheduler) and not sharded:  # refused before anything is read
+        raise InputError(scores, "--workers/--scheduler evaluate sharded scores (a Zarr store or a folder of .npy row shards)")
     captions = reading.read(queries)
     video_ids = read_video_ids(videos)
     model = read_score_matrix(scores, captions.caption_ids, video_ids, check_finite=False, sharded=True)  # the ranking pass checks every cell
     matrix = model.values
-    sharded = isinstance(matrix, ScoreShards)  # read shard by shard, here or on a cluster
-    if (workers or scheduler) and not sharded:
-        raise InputError(scores, "--workers/--scheduler evaluate sharded scores (a Zarr store or a folder of .npy row shards)")
     fire_labels = None
     fields = {"scores": model.digest}
     if fire is not None:

@@ -250,7 +250,7 @@ def per_query_values(
     checkpoint: str | Path | None = None,
 ) -> dict[str, np.ndarray]:
     """Each metric's value per query (per video for ``nDCG_v2t``), keyed by name, from one ranking pass
-    (nDCG with ``relevance`` ranks it block by block after the others)."""
+    (nDCG with ``relevance`` ranks it block by block, apart from the others)."""
     n_queries, n_videos = scores.shape
     rows = judgments.gains()  # row targets: every judged cell
     ndcg_metrics = [m for m in metrics if isinstance(m, NDCG)]
@@ -259,14 +259,16 @@ def per_query_values(
     columns = judgments.positive.T.tocsr() if binary_ndcg and video_to_text else None
     # nDCG with a cutoff (epic, paper) needs only the column ranks within each video's cutoff.
     top_only = columns is not None and all(m.variant != "full" for m in video_to_text)
+    graded_ndcg = bool(ndcg_metrics) and relevance is not None
     if isinstance(scores, ScoreShards):
         from tvrbench.evaluation.sharded import Graded, sharded_ranks
 
-        graded = Graded(relevance, judgments, tuple(ndcg_metrics), fusion) if ndcg_metrics and relevance is not None else None
+        graded = Graded(relevance, judgments, tuple(ndcg_metrics), fusion) if graded_ndcg else None
         ranks = sharded_ranks(scores, rows, columns, ties, top_only, graded, client=client, checkpoint=checkpoint)
-        row_ranks, column_ranks = ranks.row_ranks, ranks.column_ranks
+        row_ranks, column_ranks, graded_values = ranks.row_ranks, ranks.column_ranks, ranks.graded
     else:
         row_ranks, column_ranks = target_ranks(scores, rows=rows, columns=columns, ties=ties, columns_top_only=top_only)
+        graded_values = _graded_ndcg(scores, relevance, judgments, ndcg_metrics, ties, fusion) if graded_ndcg else {}
 
     t2v = _ranked(n_queries, rows, row_ranks)
     per_query: dict[str, np.ndarray] = {}
@@ -280,6 +282,5 @@ def per_query_values(
                 per_query[str(metric)] = metric.per_query(_ranked(n_videos, columns, column_ranks))
         else:
             per_query[str(metric)] = metric.per_query(t2v)
-    if ndcg_metrics and relevance is not None:
-        per_query.update(ranks.graded if isinstance(scores, ScoreShards) else _graded_ndcg(scores, relevance, judgments, ndcg_metrics, ties, fusion))
+    per_query.update(graded_values)
     return per_query

@@ -29,9 +29,10 @@ from tvrbench.errors import InputError
 from tvrbench.evaluation.labels import Judgments
 from tvrbench.evaluation.ranking import NonFiniteScores, _check_tie_rule, target_ranks
 from tvrbench.io.atomic import atomic_write
+from tvrbench.io.scores import require_finite
 from tvrbench.io.shards import ScoreShards
 from tvrbench.progress import track
-from tvrbench.signature import bytes_digest, file_digest
+from tvrbench.signature import bytes_digest
 
 _MAX_GRADED_COLUMN_TARGETS = 1 << 27  # graded video-to-text over more cells needs a sparse proxy
 
@@ -51,7 +52,6 @@ class ShardedRanks:
     row_ranks: np.ndarray  # aligned with the row targets' CSR data, as target_ranks returns
     column_ranks: np.ndarray  # aligned with the column targets' CSR data (sorted indices)
     graded: dict[str, np.ndarray]  # graded nDCG per query, by metric name
-    computed: int  # tasks computed in this run (the others came from the checkpoint)
 
 
 @numba.njit(cache=True)
@@ -176,11 +176,8 @@ def _first_pass(shards: ScoreShards, shard: int, row_targets, positives, depth, 
     try:
         row_ranks, _ = target_ranks(block, rows=row_targets, ties=ties)
     except NonFiniteScores:
-        bad_row, bad_column = np.argwhere(~np.isfinite(block))[0]
-        raise InputError(
-            shards.source,
-            f"row {start + bad_row}, column {bad_column} is {block[bad_row, bad_column]}; every score must be finite (no NaN or infinity)",
-        ) from None
+        require_finite(shards.source, block, first_row=start)  # names the first bad cell
+        raise
     out = {"row_ranks": row_ranks}
     if positives is not None:
         local = positives.tocoo()
@@ -242,8 +239,8 @@ class _Checkpoint:
             np.savez(out, **result)
 
 
-def _run(function, jobs: list[tuple], name: str, client, checkpoint: _Checkpoint) -> tuple[list[dict], int]:
-    """Each job's result, from the checkpoint or computed (here or on ``client``); and how many were computed."""
+def _run(function, jobs: list[tuple], name: str, client, checkpoint: _Checkpoint) -> list[dict]:
+    """Each job's result, from the checkpoint or computed (here or on ``client``)."""
     results = [checkpoint.load(f"{name}-{k}") for k in range(len(jobs))]
     missing = [k for k, result in enumerate(results) if result is None]
     if len(missing) < len(jobs):
@@ -260,11 +257,11 @@ def _run(function, jobs: list[tuple], name: str, client, checkpoint: _Checkpoint
     for k, result in track(finished, f"evaluate: {name}", total=len(missing)):
         checkpoint.save(f"{name}-{k}", result)
         results[k] = result
-    return results, len(missing)
+    return results
 
 
 def _checkpoint_key(shards, row_targets, column_targets, ties, columns_top_only, graded: Graded | None) -> str:
-    parts = [file_digest(shards.source, algorithm="xxh3").encode(), f"{ties}:{columns_top_only}".encode(), repr(shards.bounds).encode()]
+    parts = [shards.digest.encode(), f"{ties}:{columns_top_only}".encode(), repr(shards.bounds).encode()]
     for targets in (row_targets, column_targets):
         if targets is not None:
             parts += [np.ascontiguousarray(a).view(np.uint8) for a in (targets.indptr, targets.indices, targets.data)]
@@ -320,7 +317,7 @@ def sharded_ranks(
                 "fusion": graded.fusion,
             }
         jobs.append((shards, k, rows[start:stop], None if positives is None else positives[start:stop], depth, ties, graded_job))
-    first, computed = _run(_first_pass, jobs, "ranks", client, state)
+    first = _run(_first_pass, jobs, "ranks", client, state)
     row_ranks = np.concatenate([part["row_ranks"] for part in first])
     graded_values = {key[4:]: np.concatenate([part[key] for part in first]) for key in first[0] if key.startswith("t2v_")}
 
@@ -344,8 +341,7 @@ def sharded_ranks(
     column_ranks = np.zeros(0)
     if tables:
         shipped = client.scatter(tables, broadcast=True) if client is not None else tables
-        counts, more = _run(_second_pass, [(shards, k, shipped, tie_code) for k in range(len(shards))], "columns", client, state)
-        computed += more
+        counts = _run(_second_pass, [(shards, k, shipped, tie_code) for k in range(len(shards))], "columns", client, state)
         if "labels" in tables:
             column_ranks = _ranks_from_counts(tables["labels"], counts, "labels", tie_code)[places["labels"]]
         if graded_v2t:
@@ -358,7 +354,7 @@ def sharded_ranks(
             )
             for metric in graded_v2t:
                 graded_values[str(metric)] = metric.per_query(_ranked(n_columns, targets, ranks))
-    return ShardedRanks(row_ranks, column_ranks, graded_values, computed)
+    return ShardedRanks(row_ranks, column_ranks, graded_values)
 
 
 def _mth_best(tops: np.ndarray, depth: np.ndarray) -> np.ndarray:

@@ -130,7 +130,8 @@ def read_score_matrix(
                 path,
                 "sharded scores (a Zarr store or a folder of row shards) are read by `tvrbench evaluate`; give this command one .npy or a TREC run",
             )
-        values, digest = open_shards(path, (len(caption_ids), len(video_ids))), file_digest(path, algorithm="xxh3")
+        values = open_shards(path, (len(caption_ids), len(video_ids)))
+        digest = values.digest
     elif path.suffix.lower() in RUN_SUFFIXES:
         from tvrbench.io.trec import read_run, run_to_matrix
 

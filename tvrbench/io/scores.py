@@ -61,21 +61,30 @@ def score_header(path: str | os.PathLike, shape: tuple[int, int] | None = None) 
         raise InputError(path, f"must be a 2-D matrix (captions x videos), has shape {header.shape}")
     if header.dtype.kind not in "iuf":
         raise InputError(path, f"has dtype {header.dtype}; scores must be real numbers (integer or float)")
-    rows, columns = header.shape
     if shape is not None:
-        if rows != shape[0]:
-            raise InputError(path, f"has {rows} rows but the queries file has {shape[0]} captions")
-        if columns != shape[1]:
-            raise InputError(path, f"has {columns} columns but the videos file has {shape[1]} videos")
-    if rows == 0 or columns == 0:
+        check_shape(path, header.shape, shape)
+    if 0 in header.shape:
         raise InputError(path, f"is empty (shape {header.shape})")
     return header
 
 
+def check_shape(path: str | os.PathLike, found: tuple[int, int], shape: tuple[int, int]) -> None:
+    """InputError unless a score matrix of shape ``found`` has the (captions, videos) ``shape``."""
+    if found[0] != shape[0]:
+        raise InputError(path, f"has {found[0]} rows but the queries file has {shape[0]} captions")
+    if found[1] != shape[1]:
+        raise InputError(path, f"has {found[1]} columns but the videos file has {shape[1]} videos")
+
+
+def score_dtype(stored: np.dtype) -> np.dtype:
+    """The type scores are ranked in: float32 stays float32, any other real type becomes float64
+    (native byte order either way)."""
+    return np.dtype(np.float32 if stored.kind == "f" and stored.itemsize == 4 else np.float64)
+
+
 def _read(path: Path, shape: tuple[int, int] | None, check_finite: bool, digest: bool) -> tuple[np.ndarray, str | None]:
     header = score_header(path, shape)
-    single = header.dtype.kind == "f" and header.dtype.itemsize == 4
-    dtype = np.dtype(np.float32 if single else np.float64)  # native byte order either way
+    dtype = score_dtype(header.dtype)
     offset = header.offset
     del header
     stored = _load(path)
@@ -107,11 +116,14 @@ def _load(path: Path, mmap_mode: str | None = None) -> np.ndarray:
         raise InputError(path, f"unreadable .npy file ({error})") from None
 
 
-def require_finite(path: str | os.PathLike, scores: np.ndarray) -> None:
-    """InputError naming the first NaN or infinite cell of ``scores`` (read from ``path``)."""
+def require_finite(path: str | os.PathLike, scores: np.ndarray, first_row: int = 0) -> None:
+    """InputError naming the first NaN or infinite cell of ``scores`` (read from ``path``, where its
+    rows start at ``first_row``)."""
     step = max(1, BLOCK_VALUES // scores.shape[1])
     for start in range(0, scores.shape[0], step):
         block = scores[start : start + step]
         if not np.isfinite(block).all():
             row, column = np.argwhere(~np.isfinite(block))[0]
-            raise InputError(path, f"row {start + row}, column {column} is {block[row, column]}; every score must be finite (no NaN or infinity)")
+            raise InputError(
+                path, f"row {first_row + start + row}, column {column} is {block[row, column]}; every score must be finite (no NaN or infinity)"
+            )

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from tvrbench.errors import InputError
-from tvrbench.io.scores import read_scores, score_header
+from tvrbench.io.scores import check_shape, read_scores, score_dtype, score_header
+from tvrbench.signature import file_digest
 
 SHARD_SUFFIXES = (".zarr",)  # besides folders of .npy files
 
@@ -34,6 +36,11 @@ class ScoreShards:
     bounds: tuple[tuple[int, int], ...]
     n_videos: int
     files: tuple[str, ...] = ()  # the .npy shards, in row order; empty for a Zarr store
+
+    @cached_property
+    def digest(self) -> str:
+        """The store's or folder's ``xxh3`` digest, read once (the signature and a checkpoint both use it)."""
+        return file_digest(self.source, algorithm="xxh3")
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -50,8 +57,7 @@ class ScoreShards:
             return read_scores(self.source / self.files[shard], check_finite=False)
         start, stop = self.bounds[shard]
         block = _open_zarr(self.source)[start:stop]
-        single = block.dtype.kind == "f" and block.dtype.itemsize == 4
-        return np.ascontiguousarray(block, dtype=np.float32 if single else np.float64)
+        return np.ascontiguousarray(block, dtype=score_dtype(block.dtype))
 
 
 def is_sharded(path: str | os.PathLike) -> bool:
@@ -66,10 +72,7 @@ def open_shards(path: str | os.PathLike, shape: tuple[int, int] | None = None) -
         raise InputError(path, "not found: sharded scores are a Zarr store or a folder of .npy row shards")
     shards = _zarr_shards(path) if _is_zarr(path) else _npy_shards(path)
     if shape is not None:
-        if shards.shape[0] != shape[0]:
-            raise InputError(path, f"has {shards.shape[0]} rows but the queries file has {shape[0]} captions")
-        if shards.n_videos != shape[1]:
-            raise InputError(path, f"has {shards.n_videos} columns but the videos file has {shape[1]} videos")
+        check_shape(path, shards.shape, shape)
     return shards
 
 
@@ -116,7 +119,7 @@ def _npy_shards(path: Path) -> ScoreShards:
     bounds, start, columns, single = [], 0, None, None
     for name in files:
         header = score_header(path / name)
-        (rows, width), is_single = header.shape, header.dtype == np.float32
+        (rows, width), is_single = header.shape, score_dtype(header.dtype) == np.float32
         if columns is not None and width != columns:
             raise InputError(path / name, f"has {width} columns but {files[0]} has {columns}")
         if single is not None and is_single != single:  # a column's scores are compared in one precision
