@@ -1,4 +1,4 @@
-"""``tvrbench mc build|import|score``: hard-negative multiple-choice splits (Park et al. App. D)."""
+"""``tvrbench mc build|import|score|audit``: hard-negative multiple-choice splits (Park et al. App. D)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from tvrbench.cli.inputs import reads_captions
 from tvrbench.cli.outputs import FILE, beside, writes
 from tvrbench.io.inputs import CaptionsReading
 
-mc = typer.Typer(help="Multiple-choice splits: build (Random / Gender / ID / Verb MC), import human TSVs, score.", no_args_is_help=True)
+mc = typer.Typer(help="Multiple-choice splits: build (Random / Gender / ID / Verb MC), import human TSVs, score, audit.", no_args_is_help=True)
 app.add_typer(mc, name="mc")
 
 
@@ -87,3 +87,21 @@ def score(
     table = reading.read(captions) if captions else None
     result = score_mc_file(mc_path, json_out, scores, scorer, table, contrast, _settings(config, None), lm)
     typer.echo(json.dumps({k: result[k] for k in ("accuracy", "ties", "n")}))
+
+
+@mc.command()
+@writes(json_out=FILE)
+def audit(
+    mc_path: Path = typer.Option(..., "--mc", help="MC TSV whose sidecar (OUT.json) names the contrast options."),
+    reference: Optional[Path] = typer.Option(None, "--reference", help="Another contrast MC TSV, audited beside it (e.g. a human-written split)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Result JSON: every figure of both splits, signature."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the pair orientations and the folds."),
+    lm: str = typer.Option(
+        "ngram", "--lm", help="Language model of the LM preference and the lm scorer: ngram, an n-gram file or a causal LM name or path."
+    ),
+):
+    """Can the contrast be told from the positive by text alone? Hypothesis-only baseline, substitute words, LM preference, text-only scorers."""
+    from tvrbench.cli.outputs import write_result
+    from tvrbench.evaluation.audit import audit_split
+
+    write_result(audit_split(mc_path, reference, lm, seed), json_out)

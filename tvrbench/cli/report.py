@@ -43,8 +43,8 @@ def plot_files(paths: list[Path]) -> list[Path]:
 
 
 def mc_items(path: Path):
-    """An MC split and, from its sidecar ``MC.tsv.json`` when present, which option is the contrast
-    and how plausible the contrasts read."""
+    """An MC split and, from its sidecar ``MC.tsv.json`` when present, which option is the contrast,
+    how plausible the contrasts read and whether text alone gives them away."""
     from tvrbench.generators.records import read_sidecar
     from tvrbench.io.mc import read_mc
     from tvrbench.report import MCItems
@@ -53,7 +53,7 @@ def mc_items(path: Path):
     sidecar = read_sidecar(path)
     entries = sidecar.get("instances")
     options = [entry.get("contrast_option") for entry in entries] if isinstance(entries, list) and len(entries) == len(instances) else None
-    return MCItems(instances, options, sidecar.get("plausibility"))
+    return MCItems(instances, options, sidecar.get("plausibility"), sidecar.get("audit"))
 
 
 @app.command()

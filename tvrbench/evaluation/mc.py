@@ -157,7 +157,7 @@ def score_mc_file(
     if lm is not None and scorer != "lm":
         raise InputError(None, "--lm needs --scorer lm: it names the language model that scorer reads the options with")
     instances = read_mc(mc_path)
-    contrast_options = _saved_contrast_options(mc_path, len(instances))
+    contrast_options = saved_contrast_options(mc_path, len(instances))
     model = sentence_model(config.blind_model) if scorer == "blind" or contrast_options else None
     extra, fields = {}, {}
     if scores_path is not None:
@@ -187,7 +187,7 @@ def score_mc_file(
     return result
 
 
-def _saved_contrast_options(mc_path: str | Path, n: int) -> list[int | None] | None:
+def saved_contrast_options(mc_path: str | Path, n: int) -> list[int | None] | None:
     """Which option is the contrast, from the split's sidecar (None for Random MC or no sidecar)."""
     from tvrbench.generators.records import read_sidecar
 

@@ -66,7 +66,8 @@ def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConf
     """Write an MC split as Park et al.'s TSV plus ``OUT.json``; returns the split.
 
     A contrast split's sidecar carries the contrast file's ``plausibility`` (how a language model
-    reads the contrasts beside their originals), so the measure travels with the split.
+    reads the contrasts beside their originals) and ``audit`` (whether text alone gives them away),
+    so the measures travel with the split.
     """
     from tvrbench.generators.mc import build_mc, check_contrasts
     from tvrbench.generators.person_id import caption_movies
@@ -78,12 +79,12 @@ def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConf
     if kind not in MC_KINDS:
         raise InputError(None, f"unknown MC kind {kind!r}; choose one of {', '.join(MC_KINDS)}")
     check_texts(captions)
-    contrasts, plausibility = None, None
+    contrasts, saved = None, {}
     if kind != "random":
         if contrast_path is None:
             raise InputError(None, f"--kind {kind} needs --contrast, the {kind} contrast records (JSONL)")
         contrasts = check_contrasts(read_contrast_records(contrast_path), captions, kind, str(contrast_path))
-        plausibility = read_sidecar(contrast_path).get("plausibility")
+        saved = read_sidecar(contrast_path)
     movies = caption_movies(captions, config.movie_column) if config.negatives_from == "same_movie" else None
     split = build_mc(captions, config, kind, contrasts, movies)
     if not split.instances:
@@ -94,7 +95,7 @@ def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConf
         "contrast": file_digest(contrast_path) if contrast_path else "none",
     })  # fmt: skip
     write_mc(out, split.instances)
-    write_json(sidecar_path(out), split.sidecar(str(signature), kind, plausibility))
+    write_json(sidecar_path(out), split.sidecar(str(signature), kind, saved.get("plausibility"), saved.get("audit")))
     return split
 
 

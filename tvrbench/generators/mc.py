@@ -34,13 +34,15 @@ class MCSplit:
     contrast_options: list[int | None]  # which option is the contrast negative
     dropped: Counter
 
-    def sidecar(self, signature: str, kind: str, plausibility: dict | None = None) -> dict:
-        """``plausibility``: the contrast file's own (see :func:`tvrbench.generators.lm.preference`), when it has one."""
+    def sidecar(self, signature: str, kind: str, plausibility: dict | None = None, audit: dict | None = None) -> dict:
+        """``plausibility`` and ``audit``: the contrast file's own (see :func:`tvrbench.generators.lm.preference`
+        and :func:`tvrbench.evaluation.audit.audit_pairs`), when it has them."""
         return {
             "signature": signature,
             "kind": kind,
             "counts": {"instances": len(self.instances), **{f"dropped: {k}": v for k, v in sorted(self.dropped.items())}},
             **({"plausibility": plausibility} if plausibility else {}),
+            **({"audit": audit} if audit else {}),
             "instances": [{"caption_id": c, "contrast_option": o} for c, o in zip(self.caption_ids, self.contrast_options)],
         }
 

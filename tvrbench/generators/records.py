@@ -119,19 +119,40 @@ def read_sidecar(path: str | Path) -> dict:
     return checked_sidecar(read_json_object(sidecar), sidecar) if sidecar.is_file() else {}
 
 
-def checked_sidecar(data: dict, source: Path) -> dict:
-    """A sidecar whose ``plausibility`` and per-instance ``contrast_option`` are what tvrbench writes
-    (the report, the card and ``mc score`` use them); InputError otherwise."""
-    saved = data.get("plausibility")
-    number = (int, float, type(None))
-    if saved is not None and not (
+NUMBER = (int, float, type(None))
+
+
+def _is_preference(saved) -> bool:
+    """What :meth:`tvrbench.generators.lm.Preference.to_json` writes."""
+    return (
         isinstance(saved, dict)
         and isinstance(saved.get("lm"), str)
         and isinstance(saved.get("pairs"), int)
-        and isinstance(saved.get("prefers_original"), number)
-        and isinstance(saved.get("median_gap_nats_per_token"), number)
-    ):
+        and isinstance(saved.get("prefers_original"), NUMBER)
+        and isinstance(saved.get("median_gap_nats_per_token"), NUMBER)
+    )
+
+
+def _is_audit(saved) -> bool:
+    """What :meth:`tvrbench.evaluation.audit.PairAudit.to_json` writes, as far as the card and the report read it."""
+    if not isinstance(saved, dict) or not _is_preference(saved.get("lm_preference")):
+        return False
+    hypothesis, substitutes = saved.get("hypothesis_only"), saved.get("substitutes")
+    return (
+        (hypothesis is None or isinstance(hypothesis, dict) and isinstance(hypothesis.get("accuracy"), NUMBER))
+        and isinstance(substitutes, dict)
+        and isinstance(substitutes.get("distinct"), int)
+        and all(isinstance(substitutes.get(key), NUMBER) for key in ("entropy_bits", "top10_share"))
+    )
+
+
+def checked_sidecar(data: dict, source: Path) -> dict:
+    """A sidecar whose ``plausibility``, ``audit`` and per-instance ``contrast_option`` are what tvrbench
+    writes (the report, the card and ``mc score`` use them); InputError otherwise."""
+    if data.get("plausibility") is not None and not _is_preference(data["plausibility"]):
         raise InputError(source, "field 'plausibility' is not what tvrbench contrast writes (lm, pairs, prefers_original, median_gap_nats_per_token)")
+    if data.get("audit") is not None and not _is_audit(data["audit"]):
+        raise InputError(source, "field 'audit' is not what tvrbench contrast writes (hypothesis_only, substitutes, lm_preference)")
     entries = data.get("instances")
     if entries is not None and not (
         isinstance(entries, list) and all(isinstance(e, dict) and e.get("contrast_option") in (None, 0, 1, 2, 3, 4) for e in entries)

@@ -1,8 +1,9 @@
 """Run a :class:`~tvrbench.generators.core.ContrastGenerator` over a captions file, chunk by chunk.
 
 Each chunk is searched as the in-memory core searches it (here, or as a task on a Dask cluster) and
-appended to the resumable partial file; the final JSONL and its sidecar (signature, counts, and how
-a language model reads the contrasts beside their originals) appear only when every caption is done.
+appended to the resumable partial file; the final JSONL and its sidecar (signature, counts, how a
+language model reads the contrasts beside their originals, and the text-only audit of the pairs:
+:func:`tvrbench.evaluation.audit.audit_pairs`) appear only when every caption is done.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from pathlib import Path
 
 from tvrbench.errors import InputError
 from tvrbench.generators.core import ContrastGenerator, Job, check_texts
-from tvrbench.generators.lm import preference
 from tvrbench.generators.records import ContrastRecord, ResumableJsonl
 from tvrbench.io.captions import Captions
 from tvrbench.progress import track
@@ -38,6 +38,8 @@ def run_contrasts(generator: ContrastGenerator, captions: Captions, out: str | P
     chunk's records depend on the chunk alone, so whichever chunks are redone after an interruption, in whatever order, the
     output is byte-identical to an uninterrupted single-process run.
     """
+    from tvrbench.evaluation.audit import audit_pairs  # not at the top: that module imports this package
+
     check_texts(captions)
     kind = generator.kind
     items, context = generator.prepare(captions)
@@ -70,14 +72,15 @@ def run_contrasts(generator: ContrastGenerator, captions: Captions, out: str | P
         for entry in entries:
             rejected.update(entry.get("rejected") or {})
         done = [entry["record"] for entry in entries if entry["record"]]
-        plausibility = preference(generator.lm, [r["original"] for r in done], [r["contrast"] for r in done])
+        audit = audit_pairs([r["original"] for r in done], [r["contrast"] for r in done], generator.lm, generator.config.seed)
         sidecar = {
             "signature": str(signature),
             "kind": kind,
             "captions": captions.source,
             "counts": {"captions": len(captions), "records": len(captions) - sum(reasons.values()), **dict(sorted(reasons.items()))},
             "candidates_rejected": dict(sorted(rejected.items())),
-            "plausibility": plausibility.to_json(),
+            "plausibility": audit.lm_preference.to_json(),
+            "audit": audit.to_json(),
             "settings": generator.config.model_dump(),
         }
         records = writer.finish(captions.caption_ids, sidecar)

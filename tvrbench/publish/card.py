@@ -89,6 +89,25 @@ def _plausibility_section(artifacts: list[Artifact]) -> str:
     )
 
 
+def _audit_section(artifacts: list[Artifact]) -> str:
+    """Whether text alone tells each config's contrasts from their originals; empty when no sidecar says."""
+    from tvrbench.evaluation.audit import summary_cells
+
+    cells = {artifact.config: (artifact.kind, summary_cells(artifact.facts["audit"])) for artifact in artifacts if artifact.facts.get("audit")}
+    if not cells:
+        return ""
+    header = next(iter(cells.values()))[1]
+    rows = "".join(f"| `{config}` | {kind} | {' | '.join(figures.values())} |\n" for config, (kind, figures) in cells.items())
+    return (
+        "## Text-only audit of the contrasts\n\nCan the contrast be told from its original by the text alone? A bag-of-words "
+        "logistic regression asked which of the two texts is the contrast (held-out accuracy, 5-fold, chance 50 %); the words the contrasts bring in "
+        "(how many distinct, their entropy, the share of the ten commonest: a few words doing all the work is a regularity a model "
+        "learns); and how often a language model prefers the original. Near 50 %, high entropy and a small top-10 share mean the "
+        "text gives little away. Definitions: tvrbench's docs/audit.md.\n\n"
+        f"| config | kind | {' | '.join(header)} |\n| --- | --- |{' ---: |' * len(header)}\n{rows}\n"
+    )
+
+
 def _config_section(artifact: Artifact, split: str) -> str:
     schema = ", ".join(f"`{f.name}` ({f.type})" for f in artifact.table.schema)
     facts = "\n".join(f"- {key.replace('_', ' ')}: {_fact(value)}" for key, value in artifact.facts.items())
@@ -127,7 +146,7 @@ Publish signature: `{signature}`
 | --- | --- | --- | ---: |
 {counts}
 
-{_plausibility_section(artifacts)}## Configs
+{_plausibility_section(artifacts)}{_audit_section(artifacts)}## Configs
 
 {"".join(_config_section(a, split) for a in artifacts)}
 ## Datasheet

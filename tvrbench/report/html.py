@@ -32,6 +32,7 @@ class MCItems:
     instances: list[MCInstance]
     contrast_options: list[int | None] | None = None  # from the split's sidecar; else guessed by text similarity
     plausibility: dict | None = None  # the sidecar's: how a language model reads its contrast set (generators/lm.py)
+    audit: dict | None = None  # the sidecar's: whether text alone gives its contrasts away (evaluation/audit.py)
 
 
 @dataclass
@@ -187,6 +188,17 @@ def plausibility_note(saved: dict) -> str:
     )
 
 
+def audit_note(saved: dict) -> str:
+    """One line on whether text alone tells the split's contrasts from their originals."""
+    from tvrbench.evaluation.audit import summary_cells
+
+    figures = "; ".join(f"{name} {value}" for name, value in summary_cells(saved).items())
+    return (
+        f'<p class="note">Text-only audit of its contrast set: {_e(figures)}. Near 50 %, high entropy and a small '
+        "top-10 share mean the text alone gives the contrasts little away (<code>tvrbench mc audit</code>).</p>"
+    )
+
+
 def mc_section(name: str, items: MCItems) -> str:
     shown = items.instances[:MC_SHOWN]
     header = "".join(f"<th>option {i}</th>" for i in range(len(shown[0].endings))) if shown else ""
@@ -203,7 +215,7 @@ def mc_section(name: str, items: MCItems) -> str:
                 cells.append(f"<td>{_e(text)}</td>")
         rows.append(f"<tr><td>{_e(instance.clip)}</td>{''.join(cells)}</tr>")
     more = f" (first {MC_SHOWN} shown)" if len(items.instances) > MC_SHOWN else ""
-    note = plausibility_note(items.plausibility) if items.plausibility else ""
+    note = (plausibility_note(items.plausibility) if items.plausibility else "") + (audit_note(items.audit) if items.audit else "")
     return f'<h3>{_e(name)}: {len(items.instances):,} items{more}</h3>{note}<table class="mc"><tr><th>clip</th>{header}</tr>{"".join(rows)}</table>'
 
 

@@ -1,0 +1,222 @@
+"""The audit of an MC split's contrasts: a giveaway word is found, no signal reads as chance, the
+substitute figures against plain loops, seeds, a reference beside the split, where the figures travel
+(contrast sidecar, MC sidecar, card, report), and bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tvrbench.data import sample_path
+from tvrbench.errors import InputError
+from tvrbench.evaluation.audit import audit_pairs, audit_split, substitute_figures, substitute_words
+from tvrbench.generators.lm import load_language_model
+from tvrbench.io.atomic import write_json
+from tvrbench.io.mc import MCInstance, write_mc
+
+ROOT = Path(__file__).resolve().parents[1]
+WORDS = "man woman dog cat car boy girl horse bird child runs walks jumps sings plays cooks drives swims reads talks".split()
+
+
+@pytest.fixture(scope="module")
+def lm():
+    return load_language_model("ngram")
+
+
+def sentences(rng: np.random.Generator, n: int, length: int = 4) -> list[str]:
+    return [" ".join(rng.choice(WORDS, length)) for _ in range(n)]
+
+
+def write_split(path: Path, positives: list[str], contrasts: list[str], sidecar: bool = True) -> None:
+    """An MC split whose contrast sits at a seeded option, with the sidecar tvrbench writes naming it."""
+    rng = np.random.default_rng(7)
+    instances, options = [], []
+    for number, (positive, contrast) in enumerate(zip(positives, contrasts)):
+        label, option = rng.choice(5, 2, replace=False)
+        endings = [f"filler {number} {k}" for k in range(5)]
+        endings[label], endings[option] = positive, contrast
+        instances.append(MCInstance(f"v{number}", tuple(endings), int(label)))
+        options.append(int(option))
+    write_mc(path, instances)
+    if sidecar:
+        entries = [{"caption_id": None, "contrast_option": option} for option in options]
+        write_json(path.with_name(path.name + ".json"), {"kind": "gender", "instances": entries})
+
+
+def zebra_pairs(n: int = 60) -> tuple[list[str], list[str]]:
+    """Contrasts that all say "zebra" where the positive names someone else."""
+    positives = sentences(np.random.default_rng(1), n)
+    return positives, [f"zebra {p.split(' ', 1)[1]}" for p in positives]
+
+
+def test_a_giveaway_word_is_found(tmp_path):
+    positives, contrasts = zebra_pairs()
+    write_split(tmp_path / "zebra.tsv", positives, contrasts)
+    result = audit_split(tmp_path / "zebra.tsv", scorers=("lm",))
+    (split,) = result.to_json()["splits"].values()
+    hypothesis = split["pairs"]["hypothesis_only"]
+    assert hypothesis["accuracy"] >= 0.95 and hypothesis["folds"] == 5
+    assert hypothesis["giveaways"]["contrast"][0]["word"] == "zebra"
+    assert all(entry["weight"] > 0 for entry in hypothesis["giveaways"]["contrast"])
+    assert all(entry["weight"] < 0 for entry in hypothesis["giveaways"]["positive"]) and len(hypothesis["giveaways"]["positive"]) <= 10
+    assert split["pairs"]["substitutes"]["top1"] == "zebra" and split["instances"] == split["pairs"]["pairs"] == 60
+    assert set(split["scorers"]) == {"lm"} and 0 <= split["scorers"]["lm"]["accuracy"] <= 1
+    assert result.rows[2] == ["hypothesis-only accuracy (chance 50 %)", f"{100 * hypothesis['accuracy']:.1f} %"]
+    assert result.parts[0].rows[0][1].startswith("zebra +")
+
+
+def test_contrasts_from_the_positives_word_distribution_read_as_chance(lm):
+    """Each contrast swaps one word of its positive for another drawn from the same words: nothing to learn."""
+    rng = np.random.default_rng(3)
+    positives = sentences(rng, 2000)
+    contrasts = []
+    for positive in positives:
+        words = positive.split()
+        words[rng.integers(len(words))] = rng.choice(WORDS)
+        contrasts.append(" ".join(words))
+    accuracy = audit_pairs(positives, contrasts, lm).hypothesis_only["accuracy"]
+    assert abs(accuracy - 0.5) < 0.04
+
+
+# Hand-made pairs and, word for word, what each contrast brings in (lower-cased; deletions bring nothing).
+HAND_MADE = [
+    ("a man is cooking", "a woman is cooking", ["woman"]),
+    ("a dog runs in the park", "a dog sleeps in the big park", ["sleeps", "big"]),
+    ("two kids sing", "two kids", []),
+    ("A Man Talks", "a woman talks loudly", ["woman", "loudly"]),
+    ("a girl rides a horse", "a boy rides a woman", ["boy", "woman"]),
+    ("people dance", "alpha beta gamma delta epsilon zeta eta theta iota kappa", "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()),
+]
+
+
+def test_substitute_figures_match_plain_loops():
+    positives, contrasts, expected = zip(*HAND_MADE)
+    words = substitute_words(positives, contrasts)
+    assert words == [word for brought in expected for word in brought]
+    counts = {}
+    for word in words:
+        counts[word] = counts.get(word, 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    entropy = 0.0
+    for _, count in ranked:
+        entropy -= count / len(words) * math.log2(count / len(words))
+    top10 = 0
+    for _, count in ranked[:10]:
+        top10 += count
+    figures = substitute_figures(words)
+    assert figures == {
+        "tokens": 17, "distinct": 15, "entropy_bits": pytest.approx(entropy), "top10_share": pytest.approx(top10 / 17),
+        "top1_share": pytest.approx(3 / 17), "top1": "woman", "top10": [{"word": w, "count": c} for w, c in ranked[:10]],
+    }  # fmt: skip
+    assert top10 == 12 and figures["top10"][1] == {"word": "alpha", "count": 1}  # ties by word
+    assert substitute_figures([])["entropy_bits"] is None and substitute_figures(["x"] * 4)["entropy_bits"] == 0.0
+
+
+def test_the_same_seed_gives_the_same_audit(tmp_path):
+    rng = np.random.default_rng(5)
+    positives = sentences(rng, 40)
+    write_split(tmp_path / "s.tsv", positives, [p.replace("man", "woman", 1) if "man" in p else p + " slowly" for p in positives])
+    first, again, other = (audit_split(tmp_path / "s.tsv", seed=seed, scorers=("lm",)) for seed in (0, 0, 1))
+    assert first.to_json() == again.to_json()
+    assert "|analysis:mc-audit|mc:" in str(first.signature) and "|seed:0|folds:5|lm:cmu-en-us-3gram" in str(first.signature)
+    assert "|seed:1|" in str(other.signature) and "scikit-learn:" in str(other.signature)
+
+
+def test_too_few_pairs_leave_the_hypothesis_only_figure_empty(lm):
+    positives, contrasts = zebra_pairs(9)
+    audit = audit_pairs(positives, contrasts, lm).to_json()
+    assert audit["hypothesis_only"] is None and audit["pairs"] == 9 and audit["substitutes"]["top1"] == "zebra"
+    assert audit["lm_preference"]["pairs"] == 9
+
+
+def test_the_figures_travel_from_the_contrast_sidecar_to_the_card_and_report(tmp_path):
+    """Contrast run → its sidecar → the MC split's sidecar → the dataset card and the report's MC section."""
+    from tvrbench.cli.report import mc_items
+    from tvrbench.generators import build_mc_file, gender_contrasts
+    from tvrbench.io.captions import read_captions
+    from tvrbench.publish import mc_artifact, write_dataset
+    from tvrbench.report import ReportContent, render_report
+
+    captions = read_captions(sample_path("captions.csv"))
+    records, sidecar = gender_contrasts(captions, tmp_path / "gender.jsonl")
+    audit = sidecar["audit"]
+    assert audit["pairs"] == len(records) >= 10 and audit["hypothesis_only"]["accuracy"] is not None
+    assert audit["lm_preference"] == sidecar["plausibility"]
+    assert json.loads((tmp_path / "gender.jsonl.json").read_text())["audit"] == audit
+    build_mc_file(captions, "gender", tmp_path / "gender.tsv", contrast_path=tmp_path / "gender.jsonl")
+    assert json.loads((tmp_path / "gender.tsv.json").read_text())["audit"] == audit
+    accuracy = f"{100 * audit['hypothesis_only']['accuracy']:.1f} %"
+
+    write_dataset(tmp_path / "hf", [mc_artifact(tmp_path / "gender.tsv")])
+    card = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
+    section = card.split("## Text-only audit of the contrasts")[1].split("## Configs")[0]
+    assert f"| `mc_gender` | mc | {accuracy} | {audit['substitutes']['entropy_bits']:.2f} | {audit['substitutes']['distinct']} |" in section
+    page = render_report(ReportContent(mc={"gender": mc_items(tmp_path / "gender.tsv")}))
+    assert f"Text-only audit of its contrast set: hypothesis-only accuracy (chance 50 %) {accuracy};" in page
+
+    small = tmp_path / "small.csv"
+    small.write_text("caption_id,text,video_id\n" + "".join(f"c{i},a man number {i} walks,v{i}\n" for i in range(4)))
+    _, sidecar = gender_contrasts(read_captions(small), tmp_path / "small.jsonl")
+    assert sidecar["audit"]["pairs"] == 4 and sidecar["audit"]["hypothesis_only"] is None  # too few for 5 folds: left out, not failed
+
+
+def test_a_malformed_audit_in_a_sidecar_is_refused(tmp_path):
+    from tvrbench.generators.records import read_sidecar
+
+    write_json(tmp_path / "x.tsv.json", {"audit": {"pairs": 3, "substitutes": "many"}})
+    with pytest.raises(InputError, match="field 'audit' is not what tvrbench contrast writes"):
+        read_sidecar(tmp_path / "x.tsv")
+
+
+def run_cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tvrbench.cli", *map(str, args)], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_cli_audits_a_split_beside_a_reference(tmp_path):
+    """The one test that loads the sentence model (the blind scorer)."""
+    write_split(tmp_path / "zebra.tsv", *zebra_pairs(20))
+    rng = np.random.default_rng(9)
+    positives = sentences(rng, 20)
+    write_split(tmp_path / "human.tsv", positives, [" ".join(rng.permutation(p.split())) for p in positives])
+    done = run_cli("mc", "audit", "--mc", tmp_path / "zebra.tsv", "--reference", tmp_path / "human.tsv", "--json", tmp_path / "audit.json")
+    assert done.returncode == 0, done.stderr
+    header = next(line for line in done.stdout.splitlines() if "figure" in line)
+    assert header.index("zebra.tsv") < header.index("human.tsv")
+    assert any(line.startswith("│ blind scorer accuracy") for line in done.stdout.splitlines())
+    saved = json.loads((tmp_path / "audit.json").read_text())
+    assert list(saved["splits"]) == ["zebra.tsv", "human.tsv"]
+    assert all(set(split["scorers"]) == {"blind", "lm"} for split in saved["splits"].values())
+    assert saved["splits"]["zebra.tsv"]["pairs"]["substitutes"]["top1"] == "zebra"
+    assert saved["splits"]["human.tsv"]["pairs"]["substitutes"]["tokens"] <= 4 * 20
+    assert "|mc:" in saved["signature"] and "|reference:" in saved["signature"] and "|reference_sidecar:" in saved["signature"]
+
+
+def assert_clean_error(done: subprocess.CompletedProcess, *texts: str) -> None:
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert all(text in done.stderr for text in texts), done.stderr
+
+
+def test_cli_bad_input(tmp_path):
+    good = tmp_path / "good.tsv"
+    write_split(good, *zebra_pairs(12))
+    bare = tmp_path / "bare.tsv"
+    write_split(bare, *zebra_pairs(12), sidecar=False)
+    random = tmp_path / "random.tsv"
+    write_split(random, *zebra_pairs(12))
+    write_json(tmp_path / "random.tsv.json", {"kind": "random", "instances": [{"caption_id": None, "contrast_option": None}] * 12})
+    small = tmp_path / "small.tsv"
+    write_split(small, *zebra_pairs(9))
+    out = tmp_path / "o.json"
+    assert_clean_error(run_cli("mc", "audit", "--mc", bare, "--json", out), str(bare), "no contrast option known", "no sidecar bare.tsv.json")
+    assert_clean_error(run_cli("mc", "audit", "--mc", random, "--json", out), str(random), "no contrast option known", "names none")
+    captions = sample_path("captions.csv")
+    assert_clean_error(run_cli("mc", "audit", "--mc", good, "--reference", captions, "--json", out), str(captions), "header must be")
+    assert_clean_error(run_cli("mc", "audit", "--mc", small, "--json", out), str(small), "9 instance(s) with a contrast option", "at least 10")
+    assert not out.exists()

@@ -1,0 +1,305 @@
+"""Can a split's contrast option be told from its positive by text alone? (SPEC §5, "Audit of a split"; docs/audit.md)
+
+A hard-negative split is worth publishing only if nothing but the video separates the contrast from
+the positive. Three pair-level figures, from plain (positive, contrast) texts, so the contrast
+generator puts them in its own sidecar (:func:`audit_pairs`):
+
+- **hypothesis-only**: a bag-of-words logistic regression, 5-fold over pairs, asked which of the two
+  texts is the contrast (chance 50 %), and the words it leans on most (the giveaways);
+- **substitute words**: the words a contrast brings in (its side of difflib's ``replace`` and
+  ``insert`` opcodes): a few words doing all the work is a regularity a model learns;
+- **LM preference**: how often a language model prefers the positive (:func:`~tvrbench.generators.lm.preference`).
+
+:func:`audit_split` adds the text-only MC scorers of :mod:`tvrbench.evaluation.mc` on a whole split,
+beside a reference split's figures when given.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tvrbench.errors import InputError
+from tvrbench.generators.config import MCConfig
+from tvrbench.generators.lm import NGRAM, LanguageModel, Preference, load_language_model, preference
+from tvrbench.results import Table, TablesOfJson, analysis_signature
+from tvrbench.signature import Signature
+
+FOLDS = 5
+TOP = 10  # giveaway and substitute words listed
+TOKEN_PATTERN = r"(?u)\b\w+\b"  # scikit-learn's default without its two-letter minimum: "a" and "s" count
+_TOKENS = re.compile(TOKEN_PATTERN)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased words as the vectorizer sees them, so giveaway and substitute words are the same units."""
+    return _TOKENS.findall(text.lower())
+
+
+def hypothesis_only(positives: Sequence[str], contrasts: Sequence[str], seed: int = 0, folds: int = FOLDS) -> dict | None:
+    """Held-out accuracy of a bag-of-words logistic regression at telling the contrast from the positive,
+    and its giveaway words (fit on all pairs); None with fewer than two pairs per fold.
+
+    Pairwise: x = bow(a) − bow(b), y = whether a is the contrast, (a, b) oriented by a seeded shuffle
+    that flips exactly half the pairs (a balanced coin: every training fold then holds both classes).
+    No intercept, since swapping a and b negates x and flips y; the vocabulary is fitted on the training
+    folds only, so a held-out word the training pairs never used counts for nothing.
+    """
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import KFold
+
+    n = len(positives)
+    if n < 2 * folds:
+        return None
+    flipped = np.random.default_rng(seed).permutation(n) < n // 2  # a is the contrast
+    first = [c if f else p for p, c, f in zip(positives, contrasts, flipped)]
+    second = [p if f else c for p, c, f in zip(positives, contrasts, flipped)]
+    y = flipped.astype(int)
+
+    def fit(rows):
+        vectorizer = CountVectorizer(token_pattern=TOKEN_PATTERN).fit([first[i] for i in rows] + [second[i] for i in rows])
+        return vectorizer, LogisticRegression(fit_intercept=False, max_iter=10_000).fit(difference(vectorizer, rows), y[rows])
+
+    def difference(vectorizer, rows):
+        return vectorizer.transform([first[i] for i in rows]) - vectorizer.transform([second[i] for i in rows])
+
+    correct = 0
+    for train, test in KFold(folds, shuffle=True, random_state=seed).split(first):
+        vectorizer, model = fit(train)
+        correct += int(np.sum(model.predict(difference(vectorizer, test)) == y[test]))
+    vectorizer, model = fit(np.arange(n))
+    weighted = sorted(zip(vectorizer.get_feature_names_out().tolist(), model.coef_[0].tolist()), key=lambda item: (-item[1], item[0]))
+    return {
+        "accuracy": correct / n,
+        "folds": folds,
+        "giveaways": {
+            "contrast": [{"word": w, "weight": v} for w, v in weighted if v > 0][:TOP],
+            "positive": [{"word": w, "weight": v} for w, v in reversed(weighted) if v < 0][:TOP],
+        },
+    }
+
+
+def substitute_words(positives: Sequence[str], contrasts: Sequence[str]) -> list[str]:
+    """Every word a contrast brings in: its side of the ``replace`` and ``insert`` opcodes against its positive."""
+    found = []
+    for positive, contrast in zip(positives, contrasts):
+        b = tokens(contrast)
+        for tag, _, _, start, end in difflib.SequenceMatcher(None, tokens(positive), b, autojunk=False).get_opcodes():
+            if tag in ("replace", "insert"):
+                found += b[start:end]
+    return found
+
+
+def substitute_figures(words: Sequence[str]) -> dict:
+    """Distinct count, Shannon entropy (bits), shares of the commonest ten and of the commonest one, the
+    ten with their counts (ties by word)."""
+    ranked = sorted(Counter(words).items(), key=lambda item: (-item[1], item[0]))
+    total = len(words)
+    p = np.array([count for _, count in ranked]) / max(total, 1)
+    return {
+        "tokens": total,
+        "distinct": len(ranked),
+        "entropy_bits": float(np.sum(p * np.log2(1 / p))) if total else None,
+        "top10_share": sum(count for _, count in ranked[:TOP]) / total if total else None,
+        "top1_share": ranked[0][1] / total if total else None,
+        "top1": ranked[0][0] if total else None,
+        "top10": [{"word": word, "count": count} for word, count in ranked[:TOP]],
+    }
+
+
+@dataclass(frozen=True)
+class PairAudit:
+    """The pair-level figures of (positive, contrast) texts; ``hypothesis_only`` None below 10 pairs."""
+
+    pairs: int
+    seed: int
+    hypothesis_only: dict | None
+    substitutes: dict
+    lm_preference: Preference
+
+    def to_json(self) -> dict:
+        return {
+            "pairs": self.pairs, "seed": self.seed, "hypothesis_only": self.hypothesis_only,
+            "substitutes": self.substitutes, "lm_preference": self.lm_preference.to_json(),
+        }  # fmt: skip
+
+
+def audit_pairs(positives: Sequence[str], contrasts: Sequence[str], lm: LanguageModel, seed: int = 0) -> PairAudit:
+    """Hypothesis-only baseline, substitute words and LM preference of contrasts against their positives."""
+    if len(positives) != len(contrasts):
+        raise ValueError(f"{len(positives)} positives but {len(contrasts)} contrasts")
+    return PairAudit(
+        len(positives),
+        seed,
+        hypothesis_only(positives, contrasts, seed),
+        substitute_figures(substitute_words(positives, contrasts)),
+        preference(lm, positives, contrasts),
+    )
+
+
+def _percent(share) -> str:
+    return "—" if share is None else f"{100 * share:.1f} %"
+
+
+def _number(value, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _commonest(substitutes: dict) -> str:
+    return "—" if substitutes["top1"] is None else f"{substitutes['top1']} ({_percent(substitutes['top1_share'])})"
+
+
+def summary_cells(audit: dict) -> dict[str, str]:
+    """The headline figures of a :class:`PairAudit`'s JSON as text, for the dataset card and the report."""
+    hypothesis, substitutes, lm = audit.get("hypothesis_only") or {}, audit["substitutes"], audit["lm_preference"]
+    return {
+        "hypothesis-only accuracy (chance 50 %)": _percent(hypothesis.get("accuracy")),
+        "substitute entropy (bits)": _number(substitutes["entropy_bits"], 2),
+        "distinct substitutes": f"{substitutes['distinct']:,}",
+        "top-10 substitute share": _percent(substitutes["top10_share"]),
+        "LM prefers the original": _percent(lm["prefers_original"]),
+    }
+
+
+def audit_tables(payload: dict) -> list[Table]:
+    """One row per figure, one column per split; then the giveaway words and the commonest substitutes."""
+    splits = payload["splits"]
+    audits = [split["pairs"] for split in splits.values()]
+
+    def row(label: str, cell) -> list[str]:  # cell: a split's pair audit -> text
+        return [label, *map(cell, audits)]
+
+    scorers = list(dict.fromkeys(name for split in splits.values() for name in split["scorers"]))
+    rows = [
+        ["instances", *(f"{split['instances']:,}" for split in splits.values())],
+        row("pairs (contrast, positive)", lambda audit: f"{audit['pairs']:,}"),
+        row("hypothesis-only accuracy (chance 50 %)", lambda audit: _percent((audit["hypothesis_only"] or {}).get("accuracy"))),
+        row("substitute words", lambda audit: f"{audit['substitutes']['tokens']:,}"),
+        row("distinct substitutes", lambda audit: f"{audit['substitutes']['distinct']:,}"),
+        row("substitute entropy (bits)", lambda audit: _number(audit["substitutes"]["entropy_bits"], 2)),
+        row("top-10 substitute share", lambda audit: _percent(audit["substitutes"]["top10_share"])),
+        row("commonest substitute", lambda audit: _commonest(audit["substitutes"])),
+        row("LM prefers the positive", lambda audit: _percent(audit["lm_preference"]["prefers_original"])),
+        row("LM median gap (nats/token)", lambda audit: _number(audit["lm_preference"]["median_gap_nats_per_token"])),
+        *(
+            [f"{name} scorer accuracy (chance 20 %)", *(_percent(split["scorers"].get(name, {}).get("accuracy")) for split in splits.values())]
+            for name in scorers
+        ),
+    ]
+    giveaways = [
+        [f"{entry['word']} {entry['weight']:+.2f}" for entry in (audit["hypothesis_only"] or {}).get("giveaways", {}).get(side, [])]
+        for audit in audits
+        for side in ("contrast", "positive")
+    ]
+    commonest = [[f"{entry['word']} {entry['count']:,}" for entry in audit["substitutes"]["top10"]] for audit in audits]
+    return [
+        Table("Text-only audit: contrast option against positive", ["figure", *splits], rows),
+        Table(
+            "Giveaway words (largest weights, fit on all pairs)",
+            ["rank", *(f"{name}: {side}" for name in splits for side in ("contrast", "positive"))],
+            _ranked(giveaways),
+        ),
+        Table("Commonest substitute words", ["rank", *splits], _ranked(commonest)),
+    ]
+
+
+def _ranked(columns: list[list[str]]) -> list[list[str]]:
+    """Rows ``rank, cell of each column`` (columns of unequal length padded with empty cells)."""
+    return [[str(rank + 1), *(cells[rank] if rank < len(cells) else "" for cells in columns)] for rank in range(max(map(len, columns), default=0))]
+
+
+@dataclass(frozen=True)
+class SplitAudit(TablesOfJson):
+    """The audit of an MC split, and of a reference split beside it; ``splits``: column name → figures."""
+
+    splits: dict[str, dict]
+    signature: Signature
+    tables_of = staticmethod(audit_tables)
+
+    def to_json(self) -> dict:
+        return {"splits": self.splits, "signature": str(self.signature)}
+
+
+def _contrast_pairs(path: Path) -> tuple[list, list[tuple[str, str]]]:
+    """The split's instances and its (positive, contrast) pairs; InputError when no contrast option is known
+    or there are too few pairs for the folds."""
+    from tvrbench.evaluation.mc import saved_contrast_options
+    from tvrbench.io.inputs import sidecar_path
+    from tvrbench.io.mc import read_mc
+
+    instances = read_mc(path)
+    options = saved_contrast_options(path, len(instances))
+    if options is None:
+        sidecar = sidecar_path(path)
+        why = (
+            f"its sidecar {sidecar.name} names none for these {len(instances)} instances (a Random MC split, or another split's sidecar)"
+            if sidecar.is_file()
+            else f"it has no sidecar {sidecar.name}"
+        )
+        raise InputError(path, f"no contrast option known: {why}; build it with `tvrbench mc build --kind gender|verb|id` or `tvrbench mc import`")
+    pairs = [(instance.positive, instance.endings[option]) for instance, option in zip(instances, options) if option is not None]
+    if len(pairs) < 2 * FOLDS:
+        raise InputError(
+            path, f"{len(pairs)} instance(s) with a contrast option; the {FOLDS}-fold hypothesis-only baseline needs at least {2 * FOLDS}"
+        )
+    return instances, pairs
+
+
+def _column_names(paths: Sequence[Path]) -> list[str]:
+    """The files' names; a reference named as the split says so (the JSON keeps each full path)."""
+    names = [path.name for path in paths]
+    return names if len(set(names)) == len(names) else [names[0], f"{names[1]} (reference)"]
+
+
+def audit_split(
+    mc_path: str | Path,
+    reference: str | Path | None = None,
+    lm: str = NGRAM,
+    seed: int = 0,
+    scorers: Sequence[str] = ("blind", "lm"),
+    config: MCConfig = MCConfig(),
+) -> SplitAudit:
+    """The pair-level audit of an MC split's contrast options, plus the accuracy of the text-only MC
+    scorers (``blind`` with no captions: each option's typicality among the instance's options), and
+    the same of ``reference`` beside it. Both splits are checked before any model loads."""
+    from tvrbench.evaluation.mc import SCORERS, blind_scores, lm_scores, mc_outcomes, summarize
+    from tvrbench.io.inputs import sidecar_path
+    from tvrbench.resources import sentence_model
+
+    unknown = sorted(set(scorers) - set(SCORERS))
+    if unknown:
+        raise InputError(None, f"unknown scorer(s) {', '.join(unknown)}; the built-in scorers are {', '.join(SCORERS)}")
+    paths = [Path(mc_path), *([Path(reference)] if reference is not None else [])]
+    read = [_contrast_pairs(path) for path in paths]
+    language_model = load_language_model(lm)
+    model = sentence_model(config.blind_model) if "blind" in scorers else None
+    splits = {}
+    for name, path, (instances, pairs) in zip(_column_names(paths), paths, read):
+        labels = np.array([instance.label for instance in instances])
+        accuracy = {}
+        for scorer in scorers:
+            scores = blind_scores(instances, model)[0] if scorer == "blind" else lm_scores(instances, language_model)
+            accuracy[scorer] = summarize(*mc_outcomes(scores, labels))
+        splits[name] = {
+            "file": str(path),
+            "instances": len(instances),
+            "pairs": audit_pairs([p for p, _ in pairs], [c for _, c in pairs], language_model, seed).to_json(),
+            "scorers": accuracy,
+        }
+    sources = {}
+    for role, path in zip(("mc", "reference"), paths):  # the sidecar says which option is the contrast
+        sources[role], sources[f"{role}_sidecar"] = path, sidecar_path(path)
+    fields = {"seed": seed, "folds": FOLDS, "lm": language_model.name, "scorers": list(scorers)}
+    if "blind" in scorers:
+        fields["similarity"] = config.blind_model
+    signature = analysis_signature(
+        "mc-audit", sources, ["mc", "mc_sidecar", "reference", "reference_sidecar"], fields, ("numpy", "scikit-learn", "sentence-transformers")
+    )
+    return SplitAudit(splits, signature)
