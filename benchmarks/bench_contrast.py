@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -99,6 +100,13 @@ def main() -> None:
         verb["relations"] = dict(sorted({r["details"]["relation"]: 0 for r in records}.items()))
         for record in records:
             verb["relations"][record["details"]["relation"]] += 1
+        audit = json.loads((work / "verb.jsonl.json").read_text())["audit"]
+        lemmas = Counter(r["details"]["new_lemma"].split("_")[0] for r in records)
+        verb["audit"], verb["top_lemma_share"] = audit, max(lemmas.values()) / len(records)
+        hypothesis, words = audit["hypothesis_only"], audit["substitutes"]
+        print(f"verb audit: hypothesis-only {100 * hypothesis['accuracy']:.1f} %; substitutes {words['distinct']} distinct, "
+              f"{words['entropy_bits']:.2f} bits, top-10 {100 * words['top10_share']:.1f} %; "
+              f"commonest new verb {lemmas.most_common(1)[0][0]} in {100 * verb['top_lemma_share']:.1f} % of records")  # fmt: skip
         print(f"verb: coverage {100 * verb['coverage']:.1f} % of {verb['captions_with_verb']} captions with a verb; "
               f"WordNet synonyms swapped in: {len(verb['synonym_swaps'])}; "
               f"edits outside the verb phrase: {len(verb['edits_outside_the_phrase'])}")  # fmt: skip

@@ -42,7 +42,8 @@ extras=all
 "${pip[@]}" -e ".[${extras}]"
 .venv/bin/tvrbench doctor --fix
 # Compile the ranking kernels once (numba caches them beside the sources), and build the verb
-# lexicon and counter-fitted verb vectors (cached under TVRBENCH_HOME), so a first run is warm.
+# lexicon, the counter-fitted verb vectors and the verb-argument table of WordNet's examples (cached
+# under TVRBENCH_HOME), so a first run is warm.
 .venv/bin/python - <<'PY'
 import tempfile
 from pathlib import Path
@@ -50,6 +51,7 @@ import numpy as np
 from tvrbench.evaluation import Judgments, evaluate
 from tvrbench.generators.config import WordNetGeneratorConfig
 from tvrbench.generators.counterfit import verb_vectors
+from tvrbench.generators.frames import wordnet_usage
 from tvrbench.generators.lexicon import LexiconSettings, verb_lexicon
 from tvrbench.io.shards import open_shards
 for dtype in (np.float32, np.float64):
@@ -60,4 +62,5 @@ for dtype in (np.float32, np.float64):
         evaluate(open_shards(shards), Judgments.from_matrices(np.eye(8, 6, dtype=bool)))
 verb_lexicon(LexiconSettings.of(WordNetGeneratorConfig()))
 verb_vectors()
+wordnet_usage()
 PY

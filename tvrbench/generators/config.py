@@ -49,11 +49,20 @@ class PersonIdConfig(Settings):
     lm: str = "ngram"  # measures how plausible the contrasts read (see generators/lm.py)
 
 
+Relation = Literal["antonym", "sister", "domain", "captions", "frequent", "attested"]
+
+
 class WordNetGeneratorConfig(Settings):
     """The offline candidate pool; the LM (and the argument fit) order it."""
 
     senses: int = Field(5, ge=1)  # most frequent WordNet senses of the verb whose relations are used
-    relations: list[Literal["antonym", "sister", "domain", "captions", "frequent"]] = ["antonym", "sister", "domain", "captions"]
+    relations: list[Literal["antonym", "sister", "domain", "captions", "frequent", "attested"]] = [
+        "antonym",
+        "sister",
+        "domain",
+        "captions",
+        "attested",
+    ]
     domain_verbs: int = Field(100, ge=1)  # most common verbs (SemCor) of each lexicographer file of those senses
     min_semcor_count: int = Field(1, ge=0)  # drop sister terms this rare in SemCor (WordNet's tagged corpus)
     min_caption_count: int = Field(2, ge=1)  # "captions": verbs the caption collection uses this often,
@@ -62,10 +71,20 @@ class WordNetGeneratorConfig(Settings):
 
 
 class ArgumentFitConfig(Settings):
-    """Candidates whose verb the captions use like the original (same or similar object, same preposition) go first."""
+    """Only verbs that fit the original's subject, object, preposition and complement are candidates."""
 
     enabled: bool = True
-    min_object_similarity: float = Field(0.6, ge=-1.0, le=1.0)  # GloVe cosine to an object the captions give the verb
+    min_association: float = 1.5  # GloVe verb-noun association (z-score) a non-person subject or an object needs
+    frame_senses: int = Field(2, ge=1)  # the verb's most frequent senses whose WordNet frames say which arguments it takes
+
+
+class ChoiceConfig(Settings):
+    """The contrast is a seeded draw among the fitting candidates that read about as fluently as the original."""
+
+    max_gap: float = 0.1  # nats per token the contrast may read worse than the original (trigram LM) and still be drawn
+    association_weight: float = Field(1.5, ge=0.0)  # draw weight exp(w · association of the verb with the caption's nouns)
+    max_share: float = Field(0.02, gt=0.0, le=1.0)  # no new verb in more of a set's records: the rest are drawn again without it
+    spread: float = Field(1.0, ge=0.0)  # ... times ((uses as an original + 1) / (expected uses as a substitute + 1)) ** spread
 
 
 class T5GeneratorConfig(Settings):
@@ -107,6 +126,7 @@ class VerbConfig(Settings):
     wordnet: WordNetGeneratorConfig = WordNetGeneratorConfig()
     t5: T5GeneratorConfig = T5GeneratorConfig()
     argument_fit: ArgumentFitConfig = ArgumentFitConfig()
+    choice: ChoiceConfig = ChoiceConfig()
     frequency: FrequencyConfig = FrequencyConfig()
     perplexity: PerplexityConfig = PerplexityConfig()
     meaning: MeaningConfig = MeaningConfig()

@@ -21,6 +21,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
+import zlib
+from collections import defaultdict
 from collections.abc import Sequence
 
 from tvrbench.errors import InputError
@@ -91,7 +94,9 @@ class ContrastGenerator:
         check_texts(captions)
         items, context = self.prepare(captions)
         job = Job(self, context)
-        return [outcome for chunk in self.chunks(items) for outcome in job.run(chunk)]
+        outcomes = [outcome for chunk in self.chunks(items) for outcome in job.run(chunk)]
+        redone = job.spread_out(items, {o.index: o.record for o in outcomes})
+        return [redone.get(o.index, o) for o in outcomes]
 
     def chunks(self, items: list[CaptionItem]) -> list[list[CaptionItem]]:
         """The items in the chunks they are searched in: ``[k·size, (k+1)·size)``, in memory as in a file."""
@@ -109,6 +114,16 @@ class ContrastGenerator:
 
     def search(self, context) -> ContrastSearch:
         """The kind's finder, generator and constraints, for captions with this ``context``."""
+        raise NotImplementedError
+
+    max_share: float | None = None  # at most this share of a set's records may bring in one substitute (None: no cap)
+
+    def substitute(self, record: ContrastRecord) -> str:
+        """What a set must not use too often (the verb kind: the new verb's lemma), when it has a cap."""
+        raise NotImplementedError
+
+    def without(self, search: ContrastSearch, substitutes: frozenset[str]) -> ContrastSearch:
+        """``search`` with candidates that bring in one of ``substitutes`` left out."""
         raise NotImplementedError
 
     def signature_fields(self, search: ContrastSearch) -> dict:
@@ -136,7 +151,50 @@ class Job:
     def search(self) -> ContrastSearch:
         return self.generator.search(self.context)
 
-    def run(self, items: Sequence[CaptionItem]) -> list[Outcome]:
+    def run(self, items: Sequence[CaptionItem], search: ContrastSearch | None = None) -> list[Outcome]:
         """Outcomes of one chunk; items that come without their parse are parsed here."""
         docs = iter(self.generator.nlp.pipe([item.text for item in items if item.doc is None]))
-        return self.search.run([item if item.doc is not None else dataclasses.replace(item, doc=next(docs)) for item in items])
+        parsed = [item if item.doc is not None else dataclasses.replace(item, doc=next(docs)) for item in items]
+        return (search or self.search).run(parsed)
+
+    def spread_out(self, items: Sequence[CaptionItem], records: dict[int, ContrastRecord | None], rounds: int = 3) -> dict[int, Outcome]:
+        """New outcomes for the captions whose substitute is over the set's cap (``max_share`` of the
+        records): the captions beyond the cap, in a seeded order, are searched again without the
+        over-used substitutes, up to ``rounds`` times; those still over it then lose their record.
+
+        It runs once every chunk is done, in the process that writes, on what the chunks found: so the
+        records depend on the whole set, and a resumed or a Dask run still ends byte-identical."""
+        cap = self.generator.max_share
+        if cap is None:
+            return {}
+        by_index = {item.index: item for item in items}
+        redone: dict[int, Outcome] = {}
+        excluded: set[str] = set()
+        for round_ in range(rounds + 1):
+            over = self._over_cap(records, cap)
+            if not over:
+                break
+            if round_ == rounds:  # give up on these: a record over the cap is worse than none
+                for index in over:
+                    redone[index] = Outcome(index, None, "substitute over the set's cap", {})
+                break
+            excluded |= {self.generator.substitute(records[index]) for index in over}
+            search = self.generator.without(self.search, frozenset(excluded))
+            for outcome in self.run([by_index[index] for index in sorted(over)], search):
+                redone[outcome.index] = outcome
+                records[outcome.index] = outcome.record
+        return redone
+
+    def _over_cap(self, records: dict[int, ContrastRecord | None], cap: float) -> list[int]:
+        """Indices of the records beyond the cap of their substitute; which ones is a seeded choice."""
+        by_substitute: dict[str, list[int]] = defaultdict(list)
+        for index, record in records.items():
+            if record is not None:
+                by_substitute[self.generator.substitute(record)].append(index)
+        limit = max(1, math.floor(cap * sum(len(v) for v in by_substitute.values())))
+        seed = self.generator.config.seed
+        over = []
+        for indices in by_substitute.values():
+            ordered = sorted(indices, key=lambda index: zlib.crc32(f"{seed}:{records[index].caption_id}".encode()))
+            over += ordered[limit:]
+        return sorted(over)

@@ -18,9 +18,9 @@ from tvrbench.io.atomic import atomic_write
 from tvrbench.resources import cache_dir, wordnet, wordnet_fingerprint
 from tvrbench.signature import text_digest
 
-VERSION = "verb-lexicon-v1"  # bump when what is stored changes
+VERSION = "verb-lexicon-v3"  # bump when what is stored changes
 AUXILIARIES = frozenset({"be", "have", "do"})  # never proposed: they make no new action
-FIELDS = frozenset({"synonyms", "antonyms", "sisters", "files", "domain", "attested"})
+FIELDS = frozenset({"synonyms", "antonyms", "sisters", "files", "frames", "domain", "attested"})
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,15 @@ class VerbLexicon:
         files = self.data["files"].get(lemma, ())
         return tuple(dict.fromkeys(name for file in files for name in self.data["domain"][file]))
 
+    def files(self, lemma: str) -> tuple[str, ...]:
+        """The lexicographer files of the verb's first senses (without repeats), most frequent sense first."""
+        return tuple(self.data["files"].get(lemma, ()))
+
+    def frames(self, lemma: str, senses: int) -> frozenset[int]:
+        """WordNet's sentence frames (``Lemma.frame_ids``: 8 is "Somebody ----s something") of the verb's
+        first ``senses`` senses (at most the lexicon's own number)."""
+        return frozenset(i for ids in self.data["frames"].get(lemma, ())[:senses] for i in ids)
+
     def known(self, lemma: str) -> bool:
         return lemma in self.data["files"]
 
@@ -81,10 +90,11 @@ def build(settings: LexiconSettings, wn) -> dict:
             if "_" not in name and name not in AUXILIARIES:
                 in_file = file_counts[synset.lexname()]
                 in_file[name] = in_file.get(name, 0) + count
-    sisters, files = {}, {}
+    sisters, files, frames = {}, {}, {}
     for name in synonyms:
         senses = wn.synsets(name, pos="v")[: settings.senses]
         files[name] = list(dict.fromkeys(synset.lexname() for synset in senses))
+        frames[name] = [sorted({i for lemma in synset.lemmas() if lemma.name().lower() == name for i in lemma.frame_ids()}) for synset in senses]
         found = {
             candidate
             for synset in senses
@@ -104,6 +114,7 @@ def build(settings: LexiconSettings, wn) -> dict:
         "antonyms": {name: sorted(found) for name, found in antonyms.items() if found},
         "sisters": sisters,
         "files": files,
+        "frames": frames,
         "domain": domain,
         "attested": sorted(name for name, count in counts.items() if count > 0 and "_" not in name and name not in AUXILIARIES),
     }

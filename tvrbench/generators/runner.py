@@ -21,12 +21,15 @@ from tvrbench.io.captions import Captions
 from tvrbench.progress import track
 
 
+def entry_of(item, outcome) -> dict:
+    """One caption's entry in the partial file."""
+    record = outcome.record.to_json() if outcome.record else None
+    return {"caption_id": item.caption_id, "record": record, "reason": outcome.reason, "rejected": outcome.rejected}
+
+
 def chunk_entries(job: Job, items: Sequence) -> list[dict]:
     """The partial-file entries of one chunk; they depend on the chunk alone (see ContrastSearch.run)."""
-    return [
-        {"caption_id": item.caption_id, "record": o.record.to_json() if o.record else None, "reason": o.reason, "rejected": o.rejected}
-        for item, o in zip(items, job.run(items))
-    ]
+    return [entry_of(item, outcome) for item, outcome in zip(items, job.run(items))]
 
 
 def run_contrasts(generator: ContrastGenerator, captions: Captions, out: str | Path, client=None) -> tuple[list[ContrastRecord], dict]:
@@ -63,6 +66,10 @@ def run_contrasts(generator: ContrastGenerator, captions: Captions, out: str | P
             for future in track(as_completed(futures), f"{kind} contrasts", total=len(futures), enabled=True):
                 writer.append(future.result())
                 future.release()
+        current = {item.index: writer.done[item.caption_id]["record"] for item in items}
+        records = {index: ContrastRecord(**record) if record else None for index, record in current.items()}
+        for index, outcome in job.spread_out(items, records).items():  # the set's cap on one substitute
+            writer.done[items[index].caption_id] = entry_of(items[index], outcome)
         entries = [writer.done[caption_id] for caption_id in captions.caption_ids]
         reasons = Counter(entry["reason"] for entry in entries if entry["reason"])
         if reasons.get("no target") == len(captions):

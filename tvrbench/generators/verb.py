@@ -1,47 +1,50 @@
 """Verb-phrase contrasts: spaCy finds the phrases, a wide pool (offline) or T5 proposes replacements,
-and a language model ranks them by how plausible the changed caption reads.
+only those that fit the original's arguments are kept, and the contrast is drawn among the ones that
+read about as fluently as the original under a language model.
 
 Targets follow Park et al. App. A.3: a verb, or a verb followed by its particle or preposition
 ("picking up", "walking down"), matched on spaCy's tags; only verbs that head a clause, so not
-auxiliaries, passives or participles used as adjectives ("a mixing bowl").
+auxiliaries, modals, passives, names read as verbs or past participles describing a noun.
 
 The offline pool holds the verb's WordNet antonyms and sister terms (other hyponyms of its
 hypernyms), the most common verbs of its lexicographer files ("domain": verb.motion,
-verb.communication, ...), and the verbs of the caption collection itself ("captions": the input
-and the training captions), inflected to the original's tag with lemminflect. A verb + particle is
-replaced whole when WordNet knows it as one verb (``pick_up``); otherwise only the verb changes.
-Synonyms (any lemma sharing a verb synset with the original) are never proposed.
+verb.communication, ...), the verbs of the caption collection ("captions": the input and the
+training captions) and the verbs seen with the original's object ("attested"), inflected to the
+original's tag with lemminflect. A verb + particle is replaced whole when WordNet knows it as one
+verb (``pick_up``); otherwise only the verb changes. Synonyms (any lemma sharing a verb synset with
+the original) and the caption's other verbs are never proposed.
 
-:class:`RankedByLM` then orders any generator's candidates: first those whose verb the captions
-use the way the original is used (same object, or one like it; same preposition; no object), each
-group most plausible first under the language model. The search takes the first candidate that
-passes every filter. Why the order has two keys, and what each did to the contrasts, is measured in
-docs/contrast.md.
+:class:`Fitting` drops the candidates whose verb does not fit the original's frame
+(:mod:`tvrbench.generators.frames`); :class:`SpreadChoice` orders the rest for the search, which
+takes the first that passes every filter. Why, and what each step did to the contrasts a reader
+sees, is measured in docs/contrast.md.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections import Counter, defaultdict
+import weakref
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 import numpy as np
 
 from tvrbench.generators.base import Candidate, CaptionItem, ContrastSearch, Request, Target, match_case, replace_tokens
-from tvrbench.generators.config import VerbConfig, WordNetGeneratorConfig
+from tvrbench.generators.config import ChoiceConfig, VerbConfig, WordNetGeneratorConfig
 from tvrbench.generators.core import ContrastGenerator
+from tvrbench.generators.frames import BIGRAM_WORDS, ArgumentFit, NounClasses, Usage, frame_of, heads_a_clause, verb_forms
 from tvrbench.generators.lexicon import AUXILIARIES, LexiconSettings, VerbLexicon, verb_lexicon
-from tvrbench.generators.lm import LanguageModel, load_language_model, total_logprobs
+from tvrbench.generators.lm import LanguageModel, load_language_model, total_logprobs, words
 from tvrbench.generators.records import Replacement
 from tvrbench.io.captions import Captions
 from tvrbench.signature import text_digest
 
+# Light verbs say little on their own: "taking his opinion", "going and dancing" (never proposed).
+LIGHT_VERBS = frozenset({"go", "come", "get", "give", "take", "make", "put", "set", "keep", "let"})
 MAX_WORDS = 2  # a verb, or a verb and its particle: longer WordNet lemmas ("come_to_the_fore") read oddly
 VERB_PATTERNS = [[{"POS": "VERB"}, {"TAG": {"IN": ["RP", "IN"]}, "OP": "?"}]]
-NOT_CLAUSE_HEADS = frozenset({"amod", "compound", "aux", "auxpass"})
-FUNCTION_TAGS = frozenset({"IN", "RP", "TO", "WRB", "WP", "WDT"})
-GENERIC_OBJECTS = frozenset({"something", "it", "one", "thing", "this", "that", "what", "stuff", "someone", "somebody", "everything"})
 
 
 class VerbPhrases:
@@ -63,14 +66,6 @@ class VerbPhrases:
         return [Target(span.start, span.end, "verb") for span in spans if not parsed or heads_a_clause(span[0])]
 
 
-def heads_a_clause(verb) -> bool:
-    return (
-        verb.dep_ not in NOT_CLAUSE_HEADS
-        and verb.lemma_.lower() not in AUXILIARIES
-        and not any(child.dep_ in ("auxpass", "nsubjpass") for child in verb.children)
-    )
-
-
 @functools.lru_cache(maxsize=50000)
 def inflect(lemma: str, tag: str) -> str:
     """``pick_up`` inflected like ``VBG`` → ``picking up``: the first word takes the inflection."""
@@ -84,119 +79,58 @@ def inflect(lemma: str, tag: str) -> str:
 # --------------------------------------------------------------------------- how captions use verbs
 
 
-def verb_frame(verb, end: int) -> tuple[str, str | None, str | None]:
-    """How the verb token is used: ``("object", lemma, None)``; ``("prep", word, object lemma or
-    None)`` for the function word at token ``end`` (right after the phrase: a preposition, particle,
-    "to" or a wh-word) and the noun it governs; or ``("none", None, None)``."""
-    obj = next((child for child in verb.children if child.dep_ == "dobj"), None)
-    if obj is not None:
-        return "object", obj.lemma_.lower(), None
-    following = verb.doc[end] if end < len(verb.doc) else None
-    if following is not None and following.tag_ in FUNCTION_TAGS:
-        noun = next((child for child in following.children if child.dep_ == "pobj"), None)
-        return "prep", following.lower_, noun.lemma_.lower() if noun is not None else None
-    return "none", None, None
-
-
 class CaptionVerbs:
-    """What a caption collection does with its verbs: how often each occurs and in which frames."""
+    """What a caption collection does with its verbs: how often each occurs, and its usage table."""
 
-    def __init__(self, docs: Iterable):
-        self.counts: Counter = Counter()
-        self.frames: dict[str, set[tuple[str, str | None, str | None]]] = defaultdict(set)
-        for doc in docs:
-            for token in doc:
-                if token.pos_ == "VERB":
-                    lemma = token.lemma_.lower()
-                    self.counts[lemma] += 1
-                    self.frames[lemma].add(verb_frame(token, token.i + 1))
+    def __init__(self, docs: Iterable, classes: NounClasses):
+        docs = list(docs)
+        self.counts: Counter = Counter(t.lemma_.lower() for doc in docs for t in doc if t.pos_ == "VERB")
+        self.usage = Usage.of_docs(docs, classes)
+        self.prior: dict[str, float] = {}  # log draw weight per verb, filled by VerbContrasts.prepare
 
     def common(self, min_count: int, limit: int) -> tuple[str, ...]:
         """The ``limit`` most frequent one-word verbs seen at least ``min_count`` times."""
         counts = [(-n, v) for v, n in self.counts.items() if n >= min_count and v.isalpha() and v not in AUXILIARIES]
         return tuple(v for _, v in sorted(counts)[:limit])
 
-    def with_docs(self, docs: Iterable) -> "CaptionVerbs":
+    def with_docs(self, docs: Iterable, classes: NounClasses) -> "CaptionVerbs":
         """A collection of these captions and ``docs`` together."""
-        merged = CaptionVerbs(docs)
+        merged = CaptionVerbs(docs, classes)
         merged.counts.update(self.counts)
-        for lemma, frames in self.frames.items():
-            merged.frames[lemma] |= frames
+        merged.usage = merged.usage.merged(self.usage)
         return merged
-
-
-class ArgumentFit:
-    """Does a verb fit the original's arguments the way real captions use it? (Erk 2007's
-    similarity-based selectional preference, over the caption collection.)
-
-    A verb fits a frame the captions show it in; for an object, also an object whose GloVe cosine
-    to the original's is at least ``min_similarity`` (pronoun-like objects such as "something"
-    never count as evidence). The trigram LM sees two words either side of the verb, so it cannot
-    tell "a woman walks a leather jacket" from "a woman wears a leather jacket"; this can.
-    """
-
-    def __init__(self, captions: CaptionVerbs, min_similarity: float):
-        from tvrbench.generators.counterfit import glove_vectors
-
-        self.captions = captions
-        self.min_similarity = min_similarity
-        self.index, self.matrix = glove_vectors()
-
-    @functools.lru_cache(maxsize=200000)
-    def fits(self, frame: tuple[str, str | None, str | None], lemma: str) -> bool:
-        kind, word, noun = frame
-        seen = self.captions.frames.get(lemma, ())
-        if kind == "none":
-            return frame in seen
-        if kind == "object":
-            return self.alike(word, ("object", None), lemma)
-        if not any(k == "prep" and w == word for k, w, _ in seen):
-            return False
-        return noun is None or self.alike(noun, ("prep", word), lemma)  # no noun: the preposition alone
-
-    def alike(self, noun: str, slot: tuple[str, str | None], lemma: str) -> bool:
-        """Whether ``noun`` is one the captions give ``lemma`` in ``slot``, or close to one; "something"
-        fits every verb, so proves nothing."""
-        if noun in GENERIC_OBJECTS:
-            return False
-        known, rows = self.known(slot, lemma)
-        return noun in known or (noun in self.index and len(rows) > 0 and float((rows @ self.unit(noun)).max()) >= self.min_similarity)
-
-    @functools.lru_cache(maxsize=50000)
-    def known(self, slot: tuple[str, str | None], lemma: str) -> tuple[frozenset[str], np.ndarray]:
-        """The informative nouns the captions give ``lemma`` in ``slot``, and their unit GloVe rows."""
-        kind, word = slot
-        frames = self.captions.frames.get(lemma, ())
-        found = {w for k, w, _ in frames if k == "object"} if kind == "object" else {n for k, w, n in frames if k == "prep" and w == word}
-        nouns = sorted(found - {None} - GENERIC_OBJECTS)
-        vectors = [self.unit(n) for n in nouns if n in self.index]
-        return frozenset(nouns), np.stack(vectors) if vectors else np.zeros((0, self.matrix.shape[1]))
-
-    @functools.lru_cache(maxsize=50000)
-    def unit(self, word: str) -> np.ndarray:
-        row = np.asarray(self.matrix[self.index[word]], dtype=np.float64)
-        return row / np.linalg.norm(row)
 
 
 # --------------------------------------------------------------------------- candidates
 
 
 class WordNetVerbs:
-    """The offline pool: antonyms, sister terms, domain verbs and the collection's verbs; never synonyms."""
+    """The offline pool: antonyms, sister terms, domain verbs, the collection's verbs and the verbs seen
+    with the original's object ("attested"); never synonyms, never another verb of the same caption."""
 
     name = "wordnet"
 
-    def __init__(self, config: WordNetGeneratorConfig, lexicon: VerbLexicon, caption_verbs: Sequence[str] = (), frequent_verbs: Sequence[str] = ()):
+    def __init__(
+        self,
+        config: WordNetGeneratorConfig,
+        lexicon: VerbLexicon,
+        caption_verbs: Sequence[str] = (),
+        frequent_verbs: Sequence[str] = (),
+        seen_with: dict[str, Sequence[str]] | None = None,
+    ):
         self.config = config
         self.lexicon = lexicon
         self.extra = {"captions": tuple(caption_verbs), "frequent": tuple(frequent_verbs)}
+        self.seen_with = seen_with or {}  # "o:NOUN" / "p:WORD" -> verbs seen with it
 
     def antonyms(self, lemma: str) -> frozenset[str]:
         return self.lexicon.antonyms(lemma.lower())
 
     @functools.lru_cache(maxsize=20000)
-    def alternatives(self, lemma: str, head: str) -> tuple[tuple[str, str], ...]:
-        """(new lemma, relation) for ``lemma``, sorted by name; ``head`` is its first word, which must change."""
+    def alternatives(self, lemma: str, head: str, slot: str | None = None) -> tuple[tuple[str, str], ...]:
+        """(new lemma, relation) for ``lemma``, sorted by name; ``head`` is its first word, which must
+        change; ``slot``: the original's object (``o:NOUN``) or the preposition after it (``p:WORD``),
+        whose attested verbs join the pool."""
         excluded = self.lexicon.synonyms(lemma) | self.lexicon.synonyms(head)
         relations = self.config.relations
         found: dict[str, str] = {}
@@ -206,13 +140,14 @@ class WordNetVerbs:
             ("domain", self.lexicon.domain_verbs(lemma)),
             ("captions", self.extra["captions"]),
             ("frequent", self.extra["frequent"]),
+            ("attested", self.seen_with.get(slot, ()) if slot else ()),
         ]
         for relation, names in sources:
             if relation not in relations:
                 continue
             for name in names:
                 words = name.split("_")
-                if name in found or name in excluded or name in AUXILIARIES or words[0] == head:
+                if name in found or name in excluded or name in AUXILIARIES | LIGHT_VERBS or words[0] == head:
                     continue
                 if len(words) <= MAX_WORDS and name.replace("_", "").isalpha():
                     found[name] = relation
@@ -228,6 +163,10 @@ class WordNetVerbs:
             particle = target.end - target.start > 1 and doc[target.end - 1].tag_ == "RP"
             whole = particle and self.lexicon.known(phrase)
             lemma, end = (phrase, target.end) if whole else (head, target.start + 1)
+            obj = next((child.lemma_.lower() for child in verb.children if child.dep_ == "dobj"), None)
+            after = doc[end] if end < len(doc) and doc[end].tag_ in ("IN", "RP") else None
+            slot = f"o:{obj}" if obj else f"p:{after.lower_}" if after is not None else None
+            others = {t.lemma_.lower() for t in doc if t.pos_ == "VERB" and t.i != verb.i}  # "running and *running*"
             span = replace_tokens(doc, target.start, end, "")  # read spaCy's offsets once, not per candidate
             lists.append(
                 [
@@ -236,15 +175,16 @@ class WordNetVerbs:
                         (Replacement(span.token_start, span.token_end, span.char_start, span.char_end, span.original, fill),),
                         {"relation": relation, "original_lemma": lemma, "new_lemma": name},
                     )
-                    for name, relation, fill in self.fills(lemma, head, verb.tag_, verb.text)
+                    for name, relation, fill in self.fills(lemma, head, verb.tag_, verb.text, slot)
+                    if name.split("_")[0] not in others and (whole or "_" not in name)  # a one-word verb gains no particle
                 ]
             )
         return lists
 
     @functools.lru_cache(maxsize=20000)
-    def fills(self, lemma: str, head: str, tag: str, text: str) -> tuple[tuple[str, str, str], ...]:
+    def fills(self, lemma: str, head: str, tag: str, text: str, slot: str | None) -> tuple[tuple[str, str, str], ...]:
         """(new lemma, relation, the words put in the caption): each alternative inflected like ``text``."""
-        return tuple((name, relation, match_case(inflect(name, tag), text)) for name, relation in self.alternatives(lemma, head))
+        return tuple((name, relation, match_case(inflect(name, tag), text)) for name, relation in self.alternatives(lemma, head, slot))
 
 
 def new_lemma(candidate: Candidate) -> str:
@@ -258,37 +198,87 @@ def new_lemma(candidate: Candidate) -> str:
     return lemmas[0] if lemmas else word
 
 
-class RankedByLM:
-    """Any generator's candidates in the order the search tries them: those that fit the original's
-    arguments first (when an :class:`ArgumentFit` is given), each group by the log-probability of the
-    filled caption under the LM, most plausible first; ties keep the generator's order.
+class Fitting:
+    """Any generator's candidates, without those whose verb does not fit the original's frame
+    (:class:`~tvrbench.generators.frames.ArgumentFit`): a hard constraint, checked before the LM."""
 
-    The whole caption's log-probability, not per token, so a longer phrase pays for its extra words.
-    The record keeps ``lm_logprob`` and ``fits_arguments`` in its ``details``.
+    def __init__(self, generator, fit: ArgumentFit, classes: NounClasses):
+        self.generator = generator
+        self.fit = fit
+        self.classes = classes
+        self.name = generator.name
+        self.kept: dict[tuple, list[Candidate]] = {}  # per caption and target: the prior pass's lists serve the search
+
+    def clear_cache(self) -> None:
+        if hasattr(self.generator, "clear_cache"):
+            self.generator.clear_cache()
+
+    def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
+        keys = [(r.item.caption_id, r.item.text, r.target.start, r.target.end) for r in requests]
+        todo = [request for request, key in zip(requests, keys) if key not in self.kept]
+        for request, candidates in zip(todo, self.generator.generate(todo)):
+            doc, target = request.item.doc, request.target
+            frames = {}
+            fitting = []
+            for candidate in candidates:
+                end = candidate.replacements[0].token_end
+                if end not in frames:
+                    frames[end] = frame_of(doc[target.start], end, self.classes)
+                lemma = candidate.details.get("new_lemma") or new_lemma(candidate)
+                if self.fit.fits(frames[end], lemma):
+                    candidate.details["association"] = round(self.fit.strength(frames[end], lemma), 6)
+                    fitting.append(candidate)
+            self.kept[(request.item.caption_id, request.item.text, target.start, target.end)] = fitting
+        return [[dataclasses.replace(c, details=dict(c.details)) for c in self.kept[key]] for key in keys]
+
+
+class SpreadChoice:
+    """The order the search tries a target's candidates in: first a seeded draw (per caption) among
+    those that read about as fluently as the original under the LM, at most ``max_gap`` nats per
+    token worse, each with weight exp(``association_weight`` · how well it goes with the caption's
+    nouns); then the rest, most fluent first.
+
+    Drawing rather than always taking the most fluent spreads the substitutes over many verbs (a set
+    whose negatives share a few verbs teaches a text-only model which verbs are fake), and keeps the
+    LM's preference for the original near what it is for real captions. Records keep ``lm_logprob``
+    (the whole contrast's) and ``lm_gap`` (original minus contrast, nats per token).
     """
 
-    def __init__(self, generator, lm: LanguageModel, fit: ArgumentFit | None = None):
+    def __init__(self, generator, lm: LanguageModel, config: ChoiceConfig, prior: dict[str, float] | None = None):
         self.generator = generator
         self.lm = lm
-        self.fit = fit
+        self.config = config
+        self.prior = prior or {}  # see VerbContrasts.prior
         self.name = generator.name
 
     def clear_cache(self) -> None:
         self.lm.clear_cache()
 
     def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
-        ranked = []
+        ordered = []
         for request, candidates in zip(requests, self.generator.generate(requests)):
-            frame = verb_frame(request.item.doc[request.target.start], request.target.end) if self.fit else None
-            keyed = []
-            for position, (candidate, score) in enumerate(zip(candidates, self.scores(request, candidates))):
-                fits = self.fit is None or self.fit.fits(frame, new_lemma(candidate))
-                candidate.details["lm_logprob"] = round(float(score), 6)
-                candidate.details["fits_arguments"] = fits
-                keyed.append(((not fits, -score, position), candidate))
-            keyed.sort(key=lambda item: item[0])
-            ranked.append([candidate for _, candidate in keyed])
-        return ranked
+            if not candidates:
+                ordered.append([])
+                continue
+            totals = self.scores(request, candidates)
+            original = float(self.lm.token_logprobs([request.item.text])[0].mean())
+            gaps = original - totals / np.array([len(words(c.text)) + 1 for c in candidates])
+            for candidate, total, gap in zip(candidates, totals, gaps):
+                candidate.details["lm_logprob"] = round(float(total), 6)
+                candidate.details["lm_gap"] = round(float(gap), 6)
+            fluent = np.flatnonzero(gaps <= self.config.max_gap)
+            rest = np.setdiff1d(np.arange(len(candidates)), fluent)
+            keys = self.log_weights([candidates[k] for k in fluent]) + request.rng.gumbel(size=len(fluent))  # Gumbel-max: a weighted draw
+            order = [*fluent[np.argsort(-keys, kind="stable")], *rest[np.argsort(-totals[rest], kind="stable")]]
+            ordered.append([candidates[k] for k in order])
+        return ordered
+
+    def log_weights(self, candidates: Sequence[Candidate]) -> np.ndarray:
+        """log(draw weight): ``association_weight`` · how well the verb goes with the caption's nouns,
+        plus ``spread`` · the verb's prior (:meth:`VerbContrasts.prior`)."""
+        strength = np.array([c.details.get("association", 0.0) for c in candidates])
+        prior = np.array([self.prior.get(new_lemma(c), 0.0) for c in candidates])
+        return self.config.association_weight * strength + self.config.spread * prior
 
     def scores(self, request: Request, candidates: Sequence[Candidate]) -> np.ndarray:
         """Log-probabilities of the candidates' texts; one span replaced in each: as variants of the caption."""
@@ -297,6 +287,21 @@ class RankedByLM:
             ((start, end),) = spans
             return self.lm.variant_totals(request.item.text, start, end, [c.replacements[0].replacement for c in candidates])
         return total_logprobs(self.lm, [c.text for c in candidates])
+
+
+class Without:
+    """A generator's candidates, less those whose new verb is one of ``lemmas`` (a set's over-used substitutes)."""
+
+    def __init__(self, generator, lemmas: frozenset[str]):
+        self.generator = generator
+        self.lemmas = lemmas
+        self.name = generator.name
+
+    def clear_cache(self) -> None:
+        self.generator.clear_cache()
+
+    def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
+        return [[c for c in candidates if new_lemma(c) not in self.lemmas] for candidates in self.generator.generate(requests)]
 
 
 class VerbContrasts(ContrastGenerator):
@@ -313,7 +318,7 @@ class VerbContrasts(ContrastGenerator):
 
     def __init__(self, config: VerbConfig = VerbConfig(), train_captions: Captions | None = None):
         super().__init__(config, config.chunk_size)
-        self.train = CaptionVerbs(self.nlp.pipe(train_captions.texts, batch_size=256)) if train_captions is not None else None
+        self.train = CaptionVerbs(self.nlp.pipe(train_captions.texts, batch_size=256), self.wordnet_usage[0]) if train_captions is not None else None
         self.train_digest = text_digest(train_captions.texts) if train_captions is not None else None
 
     @functools.cached_property
@@ -332,6 +337,13 @@ class VerbContrasts(ContrastGenerator):
         from tvrbench.generators.filters import UnigramFrequency
 
         return UnigramFrequency(load_language_model("ngram"), self.config.frequency.min_unigram_log10)
+
+    @functools.cached_property
+    def wordnet_usage(self) -> tuple[NounClasses, Usage]:
+        """Noun classes and the verb–argument table of WordNet's glosses and examples (cached on disk)."""
+        from tvrbench.generators.frames import wordnet_usage
+
+        return wordnet_usage(self.config.spacy_model)
 
     @functools.cached_property
     def lexicon(self) -> VerbLexicon:
@@ -361,7 +373,59 @@ class VerbContrasts(ContrastGenerator):
         """The items parsed, and how these captions and the training captions use their verbs."""
         docs = list(self.nlp.pipe(captions.texts, batch_size=256))
         items = [replace(item, doc=doc) for item, doc in zip(self.items(captions), docs)]
-        return items, self.train.with_docs(docs) if self.train is not None else CaptionVerbs(docs)
+        classes = self.wordnet_usage[0]
+        collection = self.train.with_docs(docs, classes) if self.train is not None else CaptionVerbs(docs, classes)
+        collection.prior = self.prior(items, collection)
+        return items, collection
+
+    def prior(self, items: Sequence[CaptionItem], collection: CaptionVerbs) -> dict[str, float]:
+        """Each verb's log draw weight: log((its expected count as an original + 1) / (its expected
+        count as a substitute + 1)), both as if every caption changed a uniform target to a uniform
+        fitting verb. A verb that fits everywhere ("walk", "buy") is not drawn everywhere, and the
+        verbs captions use most ("talk", "play") come back as substitutes about as often as they are
+        replaced, so that no word tells the positive from the contrast (docs/audit.md). Computed once
+        over all the captions, so a chunk's records still depend on the chunk alone."""
+        _, generator = self.candidates(collection)
+        finder = VerbPhrases(self.nlp)
+        originals: Counter = Counter()
+        requests = []
+        for item in items:
+            targets = finder.find(item)
+            originals.update({item.doc[t.start].lemma_.lower(): 1 / len(targets) for t in targets})
+            requests += [Request(item, target, targets, None) for target in targets]
+        substitutes: Counter = Counter()
+        for request, candidates in zip(requests, generator.generate(requests)):
+            lemmas = {new_lemma(c) for c in candidates}
+            substitutes.update({lemma: 1 / len(lemmas) / len(request.targets) for lemma in lemmas})
+        return {lemma: float(np.log((originals[lemma] + 1) / (substitutes[lemma] + 1))) for lemma in substitutes}
+
+    @functools.cached_property
+    def built(self) -> weakref.WeakKeyDictionary:
+        """What :meth:`candidates` built for each collection, so the popularity pass and the search
+        share one argument fit and its caches (not pickled: a Dask worker builds its own)."""
+        return weakref.WeakKeyDictionary()
+
+    def candidates(self, collection: CaptionVerbs):
+        """The offline pool, and the generator whose candidates the search orders: the pool (or T5),
+        without the candidates that do not fit the original's arguments."""
+        if collection not in self.built:
+            self.built[collection] = self._candidates(collection)
+        return self.built[collection]
+
+    def _candidates(self, collection: CaptionVerbs):
+        config, pool = self.config, self.config.wordnet
+        classes, usage = self.wordnet_usage
+        usage = usage.merged(collection.usage)
+        fit = ArgumentFit(self.lexicon, usage, classes, verb_forms, config.argument_fit.min_association, config.argument_fit.frame_senses)
+        seen_with = usage.verbs_seen_with()
+        for word in BIGRAM_WORDS:  # and the Web's "verb + preposition"
+            seen_with[f"p:{word}"] = sorted({*seen_with.get(f"p:{word}", ()), *fit.verbs_before(word)})
+        common = collection.common(pool.min_caption_count, pool.caption_verbs)
+        wordnet_verbs = WordNetVerbs(pool, self.lexicon, common, self.frequent_verbs, seen_with)
+        generator = self.t5 if config.generator == "t5" else wordnet_verbs
+        if config.argument_fit.enabled:
+            generator = Fitting(generator, fit, classes)
+        return wordnet_verbs, generator
 
     def search(self, collection: CaptionVerbs) -> ContrastSearch:
         """Finder, ranked generator and filters; ``collection``: how the captions use their verbs."""
@@ -369,11 +433,10 @@ class VerbContrasts(ContrastGenerator):
         from tvrbench.generators.counterfit import verb_vectors
         from tvrbench.resources import sentence_model
 
-        config, pool = self.config, self.config.wordnet
-        wordnet_verbs = WordNetVerbs(pool, self.lexicon, collection.common(pool.min_caption_count, pool.caption_verbs), self.frequent_verbs)
-        generator = self.t5 if config.generator == "t5" else wordnet_verbs
+        config = self.config
+        wordnet_verbs, generator = self.candidates(collection)
         parses = filters.CandidateParses(self.nlp)
-        # Cheapest first (the result does not depend on the order): the ranking has already scored every
+        # Cheapest first (the result does not depend on the order): the choice has already scored every
         # candidate with the LM; frequency and the verb cosine need no parse; sentences are embedded only
         # for candidates whose verb changed; tagging is last.
         constraints = [
@@ -383,18 +446,32 @@ class VerbContrasts(ContrastGenerator):
                                    wordnet_verbs, config.meaning),
             filters.HasVerb(parses),
         ]  # fmt: skip
-        fit = ArgumentFit(collection, config.argument_fit.min_object_similarity) if config.argument_fit.enabled else None
-        return ContrastSearch("verb", VerbPhrases(self.nlp), RankedByLM(generator, self.lm, fit), constraints, config.seed, "random", "rank")
+        choice = SpreadChoice(generator, self.lm, config.choice, collection.prior)
+        return ContrastSearch("verb", VerbPhrases(self.nlp), choice, constraints, config.seed, "random", "rank", block=1)
+
+    @property
+    def max_share(self) -> float:
+        return self.config.choice.max_share
+
+    def substitute(self, record) -> str:
+        return record.details["new_lemma"].split("_")[0] if "new_lemma" in record.details else record.edit[0]["to"].split()[0].lower()
+
+    def without(self, search: ContrastSearch, substitutes: frozenset[str]) -> ContrastSearch:
+        generator = Without(search.generator, substitutes)
+        return ContrastSearch(search.kind, search.finder, generator, search.constraints, search.seed, search.target_order,
+                              search.candidate_order, search.block, search.max_block)  # fmt: skip
 
     def signature_fields(self, search: ContrastSearch) -> dict:
         from tvrbench.generators.counterfit import verb_vectors
         from tvrbench.resources import spacy_pipeline_id
 
+        choice = self.config.choice
         fields = {
             "pipeline": spacy_pipeline_id(self.nlp),
             "generator": search.generator.name if self.config.generator == "wordnet" else f"t5={self.config.t5.model}",
             "lm": self.lm.name,
-            "order": "fits-arguments,lm" if search.generator.fit else "lm",
+            "order": f"{'fit,' if self.config.argument_fit.enabled else ''}draw({choice.max_gap:g},{choice.association_weight:g},"
+            f"{choice.spread:g}),lm,cap({choice.max_share:g})",
             "filters": [c.name for c in search.constraints],
             "frequency": self.frequency.name,
             "verb_vectors": verb_vectors().name,

@@ -1,0 +1,89 @@
+"""Argument frames of verb contrasts: what spaCy's parse says the original verb takes, and which verbs
+WordNet's frames, the usage tables, the Web bigrams and GloVe let fill it (tvrbench.generators.frames)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tvrbench.generators.frames import PERSON, VEHICLE, ArgumentFit, Association, frame_of, verb_forms, wordnet_usage
+from tvrbench.generators.verb import VerbPhrases
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    from tvrbench.resources import spacy_pipeline
+
+    return spacy_pipeline("en_core_web_sm", disable=("ner",))
+
+
+@pytest.fixture(scope="module")
+def fit():
+    from tvrbench.generators.lexicon import LexiconSettings, verb_lexicon
+
+    classes, usage = wordnet_usage()
+    return ArgumentFit(verb_lexicon(LexiconSettings(5, 100, 1)), usage, classes, verb_forms, 1.5)
+
+
+def first_frame(nlp, fit, text):
+    doc = nlp(text)
+    target = VerbPhrases(nlp).in_doc(doc)[0]
+    return frame_of(doc[target.start], target.start + 1, fit.classes)
+
+
+def test_frames_read_subject_object_preposition_and_complement(nlp, fit):
+    frame = first_frame(nlp, fit, "a group of people are cooking rice in the kitchen")
+    assert (frame.subject, frame.object, frame.object_class, frame.preposition) == (PERSON, "rice", "noun.food", None)
+    frame = first_frame(nlp, fit, "a red car is driving down the road")
+    assert (frame.subject, frame.subject_noun, frame.preposition) == (VEHICLE, "car", "down")
+    frame = first_frame(nlp, fit, "a woman is singing on the stage")
+    assert (frame.object, frame.preposition, frame.preposition_noun) == (None, "on", "stage")
+    assert first_frame(nlp, fit, "a man explains how to fix a bike").complement == "wh"
+    assert first_frame(nlp, fit, "a girl wants to dance").complement == "to"
+    assert first_frame(nlp, fit, "a woman is talking to a man").preposition_class == PERSON
+
+
+@pytest.mark.parametrize(
+    "text, fitting, not_fitting",
+    [
+        ("a woman is cooking rice", {"eat", "serve"}, {"wear", "drive", "sing"}),  # the object
+        ("a car is driving on the road", {"race", "crash"}, {"talk", "cook", "fight"}),  # a vehicle's verbs
+        ("a man explains how to fix a bike", {"show", "demonstrate"}, {"walk", "eat"}),  # "how to ..."
+        ("a woman is sleeping", {"dance", "laugh"}, {"hit", "discuss", "continue"}),  # used alone
+        ("a girl is talking about relationships", {"joke"}, {"walk", "stand", "wear"}),  # about a topic
+    ],
+)
+def test_fit_keeps_verbs_that_take_the_arguments_and_drops_those_that_do_not(nlp, fit, text, fitting, not_fitting):
+    frame = first_frame(nlp, fit, text)
+    assert {lemma for lemma in fitting | not_fitting if fit.fits(frame, lemma)} == fitting
+
+
+def test_association_is_the_cosine_as_a_z_score_over_common_nouns(fit):
+    """Oracle: a plain loop over the nouns the association normalises against."""
+    association: Association = fit.association
+    index, matrix = association.index, association.matrix
+    nouns = sorted(n for n in set(fit.classes.classes) if index.get(n, 50000) < 50000)
+    verb = np.asarray(matrix[index["cook"]], dtype=np.float64)
+    cosines = []
+    for noun in nouns:
+        row = np.asarray(matrix[index[noun]], dtype=np.float64)
+        cosines.append(float(row @ verb / np.linalg.norm(row) / np.linalg.norm(verb)))
+    rice = np.asarray(matrix[index["rice"]], dtype=np.float64)
+    expected = (rice @ verb / np.linalg.norm(rice) / np.linalg.norm(verb) - np.mean(cosines)) / np.std(cosines)
+    assert association("cook", "rice") == pytest.approx(expected, abs=1e-4)
+    assert association("cook", "rice") > 2 > association("wear", "rice")
+    assert association("cook", "qwzxv") is None
+
+
+@pytest.mark.parametrize(
+    "text, word",
+    [
+        ("an interview about will smith", "will"),  # a name read as a verb
+        ("a forest filled with trees", "filled"),  # a participle describing a noun
+        ("list of people s involved in making the documentary", "s"),
+        ("a girl according to her mom", "according"),
+    ],
+)
+def test_words_that_are_not_a_clause_s_verb_are_no_targets(nlp, text, word):
+    doc = nlp(text)
+    assert word not in {doc[t.start].text for t in VerbPhrases(nlp).in_doc(doc)}
