@@ -202,7 +202,7 @@ def test_the_draw_is_seeded_among_fluent_fitting_candidates_then_the_rest_by_the
     the rest follow, most fluent first. The oracle is the LM run on each filled caption."""
     from tvrbench.generators.base import Request, caption_rng
     from tvrbench.generators.config import ChoiceConfig, WordNetGeneratorConfig
-    from tvrbench.generators.frames import ArgumentFit, frame_of, verb_forms, wordnet_usage
+    from tvrbench.generators.frames import ArgumentFit, frame_of, wordnet_usage
     from tvrbench.generators.lexicon import LexiconSettings, verb_lexicon
     from tvrbench.generators.lm import load_language_model, mean_logprobs, total_logprobs
     from tvrbench.generators.verb import CaptionVerbs, Fitting, SpreadChoice, WordNetVerbs
@@ -211,7 +211,7 @@ def test_the_draw_is_seeded_among_fluent_fitting_candidates_then_the_rest_by_the
     collection = CaptionVerbs(nlp.pipe(["a man eats a pot of rice", "a girl wears a jacket", "a boy rides a horse"]), classes)
     lexicon = verb_lexicon(LexiconSettings(5, 100, 1))
     pool = WordNetVerbs(WordNetGeneratorConfig(), lexicon, collection.common(1, 300))
-    fit = ArgumentFit(lexicon, usage.merged(collection.usage), classes, verb_forms, 1.5)
+    fit = ArgumentFit(lexicon, usage.merged(collection.usage), classes, 1.5)
     lm, config = load_language_model(), ChoiceConfig()
     doc = nlp("a woman is cooking the soup in the kitchen")
     item = CaptionItem(0, "c0", "v0", doc.text, doc)
@@ -334,9 +334,6 @@ def test_causal_lm_in_batches_equals_one_sentence_at_a_time(tiny_models):
         with torch.no_grad():
             loss = lm.model(input_ids=ids, labels=ids).loss  # mean NLL of tokens 2..n given the prefix
         assert value == pytest.approx(float(torch.exp(loss)), rel=1e-4)
-    start = texts[0].index("playing")
-    np.testing.assert_allclose(lm.variant_totals(texts[0], start, start + 7, ["cooking", "holding"]),
-                               [lm.token_logprobs([texts[0].replace("playing", w)])[0].sum() for w in ("cooking", "holding")])  # fmt: skip
 
 
 def test_t5_and_causal_lm_path_end_to_end(tiny_models, tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tvrbench.generators.frames import PERSON, VEHICLE, ArgumentFit, Association, frame_of, verb_forms, wordnet_usage
+from tvrbench.generators.frames import PERSON, VEHICLE, ArgumentFit, Association, frame_of, wordnet_usage
 from tvrbench.generators.verb import VerbPhrases
 
 
@@ -22,7 +22,7 @@ def fit():
     from tvrbench.generators.lexicon import LexiconSettings, verb_lexicon
 
     classes, usage = wordnet_usage()
-    return ArgumentFit(verb_lexicon(LexiconSettings(5, 100, 1)), usage, classes, verb_forms, 1.5)
+    return ArgumentFit(verb_lexicon(LexiconSettings(5, 100, 1)), usage, classes, 1.5)
 
 
 def first_frame(nlp, fit, text):

@@ -179,6 +179,10 @@ def heads_a_clause(verb) -> bool:
     )
 
 
+def _empty_entry() -> dict:
+    return {"s": {}, "o": {}, "k": {}, "p": {}, "q": {}, "c": {}, "i": 0}
+
+
 class Usage:
     """Per verb lemma, how texts use it: subject classes, objects (lemma and class), the prepositions
     right after it (alone, and with their noun's class), complements, and uses with neither an object
@@ -197,7 +201,7 @@ class Usage:
         return usage
 
     def add(self, lemma: str, frame: Frame) -> None:
-        entry = self.data.setdefault(lemma, {"s": {}, "o": {}, "k": {}, "p": {}, "q": {}, "c": {}, "i": 0})
+        entry = self.data.setdefault(lemma, _empty_entry())
         with_class = f"{frame.preposition}|{frame.preposition_class}" if frame.preposition and frame.preposition_class else None
         values = (frame.subject, frame.object, frame.object_class, frame.preposition, with_class, frame.complement)
         for key, value in zip("sokpqc", values):
@@ -210,7 +214,7 @@ class Usage:
         data = json.loads(json.dumps(self.data))
         result = Usage(data)
         for lemma, entry in other.data.items():
-            mine = data.setdefault(lemma, {"s": {}, "o": {}, "k": {}, "p": {}, "q": {}, "c": {}, "i": 0})
+            mine = data.setdefault(lemma, _empty_entry())
             for key in "sokpqc":
                 for value, count in entry[key].items():
                     mine[key][value] = mine[key].get(value, 0) + count
@@ -218,8 +222,15 @@ class Usage:
         return result
 
     def get(self, lemma: str, key: str, value: str) -> int:
+        """How often ``lemma`` is seen with ``value`` in slot ``key`` ("s" subject class, "o" object, "k"
+        object class, "p" preposition, "q" preposition|noun class, "c" complement)."""
         entry = self.data.get(lemma)
-        return 0 if entry is None else (entry["i"] if key == "i" else entry[key].get(value, 0))
+        return 0 if entry is None else entry[key].get(value, 0)
+
+    def alone(self, lemma: str) -> int:
+        """How often ``lemma`` is used with neither an object nor a complement."""
+        entry = self.data.get(lemma)
+        return 0 if entry is None else entry["i"]
 
     def objects(self, lemma: str) -> dict[str, int]:
         entry = self.data.get(lemma)
@@ -384,11 +395,10 @@ class ArgumentFit:
       how"; a verb whose first sense takes one ("continue", "try") cannot replace a verb without.
     """
 
-    def __init__(self, lexicon: VerbLexicon, usage: Usage, classes: NounClasses, forms, min_association: float, frame_senses: int = 2):
+    def __init__(self, lexicon: VerbLexicon, usage: Usage, classes: NounClasses, min_association: float, frame_senses: int = 2):
         self.lexicon = lexicon
         self.usage = usage
         self.classes = classes
-        self.forms = forms  # lemma -> its inflected forms (for the bigram counts)
         self.min_association = min_association
         self.min_class_association = min_association - 1.0  # a verb seen with the class needs less of the noun itself
         self.frame_senses = frame_senses
@@ -458,7 +468,7 @@ class ArgumentFit:
     def used_alone(self, lemma: str) -> bool:
         """Whether texts use the verb without an object or a complement often enough ("she sleeps", not
         "she hits"), and its first sense does not call for a clause ("she continues")."""
-        alone, objects = self.usage.get(lemma, "i", ""), sum(self.usage.objects(lemma).values())
+        alone, objects = self.usage.alone(lemma), sum(self.usage.objects(lemma).values())
         return alone >= 2 and alone >= MIN_ALONE_SHARE * (alone + objects) and not self.lexicon.frames(lemma, 1) & NEEDS_COMPLEMENT
 
     def preposition_fits(self, frame: Frame, lemma: str, head: str, files: set[str]) -> bool:
@@ -490,7 +500,7 @@ class ArgumentFit:
 
     def seen_before(self, head: str, word: str) -> bool:
         """Whether a form of ``head`` followed by ``word`` is a common bigram of the Web."""
-        return any(f"{form} {word}" in self.bigrams for form in self.forms(head))
+        return any(f"{form} {word}" in self.bigrams for form in verb_forms(head))
 
 
 @functools.lru_cache(maxsize=20000)

@@ -43,11 +43,6 @@ class LanguageModel(Protocol):
         """Natural-log probability of each token of each text (words, then the end of the sentence)."""
         ...
 
-    def variant_totals(self, text: str, start: int, end: int, replacements: Sequence[str]) -> np.ndarray:
-        """Log-probability of ``text`` with characters ``[start, end)`` replaced by each replacement
-        (what ranking a target's candidates needs; an n-gram model scores only the changed window)."""
-        ...
-
     def clear_cache(self) -> None:
         """Forget cached scores that depend on what else was in their batch."""
         ...
@@ -107,11 +102,6 @@ def words(text: str) -> list[str]:
     return _WORDS.findall(text.lower())
 
 
-def _boundary(text: str, index: int) -> bool:
-    """Whether the character at ``index`` cannot belong to a word (or lies outside the text)."""
-    return not 0 <= index < len(text) or not (text[index].isalnum() or text[index] == "'")
-
-
 class NGramLM:
     """A pocketsphinx n-gram model; trigram probabilities are memoised (captions share most of them)."""
 
@@ -156,23 +146,6 @@ class NGramLM:
             out.append(np.array([trigram(tokens[i], tokens[i - 1], tokens[i - 2]) for i in range(2, len(tokens))]))
         return out
 
-    def variant_totals(self, text: str, start: int, end: int, replacements: Sequence[str]) -> np.ndarray:
-        """Only the tokens whose trigram sees the replacement are scored per variant: the words that
-        replace and the two after them; the rest is scored once. Equal to scoring each whole text
-        when the span is whole words (tested); otherwise it does just that."""
-        if not (_boundary(text, start - 1) and _boundary(text, end)):
-            return total_logprobs(self, [text[:start] + r + text[end:] for r in replacements])
-        before = ["<s>", "<s>", *words(text[:start])]
-        after = [*words(text[end:]), "</s>"]
-        trigram = self.trigram
-        fixed = sum(trigram(before[i], before[i - 1], before[i - 2]) for i in range(2, len(before)))
-        fixed += sum(trigram(after[i], after[i - 1], after[i - 2]) for i in range(2, len(after)))
-        out = np.empty(len(replacements))
-        for k, replacement in enumerate(replacements):
-            tokens = [before[-2], before[-1], *words(replacement), *after[:2]]
-            out[k] = fixed + sum(trigram(tokens[i], tokens[i - 1], tokens[i - 2]) for i in range(2, len(tokens)))
-        return out
-
     def unigram_log10(self, word: str) -> float:
         """log10 P(word) from the unigram table (-inf outside the vocabulary)."""
         value = self.model.prob([word.lower()])
@@ -207,9 +180,6 @@ class CausalLM:
             batch = missing[start : start + self.batch_size]
             self.cache.update(zip(batch, self._score(batch)))
         return [self.cache[t] for t in texts]
-
-    def variant_totals(self, text: str, start: int, end: int, replacements: Sequence[str]) -> np.ndarray:
-        return total_logprobs(self, [text[:start] + r + text[end:] for r in replacements])
 
     def clear_cache(self) -> None:
         self.cache.clear()

@@ -34,10 +34,10 @@ import numpy as np
 from tvrbench.generators.base import Candidate, CaptionItem, ContrastSearch, Request, Target, match_case, replace_tokens
 from tvrbench.generators.config import ChoiceConfig, VerbConfig, WordNetGeneratorConfig
 from tvrbench.generators.core import ContrastGenerator
-from tvrbench.generators.frames import BIGRAM_WORDS, ArgumentFit, NounClasses, Usage, frame_of, heads_a_clause, verb_forms
+from tvrbench.generators.frames import BIGRAM_WORDS, ArgumentFit, NounClasses, Usage, frame_of, heads_a_clause
 from tvrbench.generators.lexicon import AUXILIARIES, LexiconSettings, VerbLexicon, verb_lexicon
-from tvrbench.generators.lm import LanguageModel, load_language_model, total_logprobs, words
-from tvrbench.generators.records import Replacement
+from tvrbench.generators.lm import LanguageModel, load_language_model, mean_logprobs
+from tvrbench.generators.records import ContrastRecord, Replacement
 from tvrbench.io.captions import Captions
 from tvrbench.signature import text_digest
 
@@ -187,8 +187,9 @@ class WordNetVerbs:
         return tuple((name, relation, match_case(inflect(name, tag), text)) for name, relation in self.alternatives(lemma, head, slot))
 
 
-def new_lemma(candidate: Candidate) -> str:
-    """The replacing verb's lemma: the pool's own, or (T5) the first word of the fill, lemmatised by lemminflect."""
+def new_lemma(candidate: Candidate | ContrastRecord) -> str:
+    """The replacing verb's lemma (of a candidate or of a record): the pool's own, or (T5) the first word
+    of the fill, lemmatised by lemminflect."""
     if "new_lemma" in candidate.details:
         return candidate.details["new_lemma"].split("_")[0]
     from lemminflect import getLemma
@@ -260,9 +261,9 @@ class SpreadChoice:
             if not candidates:
                 ordered.append([])
                 continue
-            totals = self.scores(request, candidates)
-            original = float(self.lm.token_logprobs([request.item.text])[0].mean())
-            gaps = original - totals / np.array([len(words(c.text)) + 1 for c in candidates])
+            logprobs = self.lm.token_logprobs([c.text for c in candidates])  # the LM's own tokens, whatever it is
+            totals = np.array([row.sum() for row in logprobs])
+            gaps = mean_logprobs(self.lm, [request.item.text])[0] - np.array([row.mean() for row in logprobs])
             for candidate, total, gap in zip(candidates, totals, gaps):
                 candidate.details["lm_logprob"] = round(float(total), 6)
                 candidate.details["lm_gap"] = round(float(gap), 6)
@@ -279,14 +280,6 @@ class SpreadChoice:
         strength = np.array([c.details.get("association", 0.0) for c in candidates])
         prior = np.array([self.prior.get(new_lemma(c), 0.0) for c in candidates])
         return self.config.association_weight * strength + self.config.spread * prior
-
-    def scores(self, request: Request, candidates: Sequence[Candidate]) -> np.ndarray:
-        """Log-probabilities of the candidates' texts; one span replaced in each: as variants of the caption."""
-        spans = {(r.char_start, r.char_end) for c in candidates for r in c.replacements}
-        if len(spans) == 1 and all(len(c.replacements) == 1 for c in candidates):
-            ((start, end),) = spans
-            return self.lm.variant_totals(request.item.text, start, end, [c.replacements[0].replacement for c in candidates])
-        return total_logprobs(self.lm, [c.text for c in candidates])
 
 
 class Without:
@@ -340,7 +333,7 @@ class VerbContrasts(ContrastGenerator):
 
     @functools.cached_property
     def wordnet_usage(self) -> tuple[NounClasses, Usage]:
-        """Noun classes and the verb–argument table of WordNet's glosses and examples (cached on disk)."""
+        """Noun classes and the verb–argument table of WordNet's example sentences (cached on disk)."""
         from tvrbench.generators.frames import wordnet_usage
 
         return wordnet_usage(self.config.spacy_model)
@@ -401,8 +394,8 @@ class VerbContrasts(ContrastGenerator):
 
     @functools.cached_property
     def built(self) -> weakref.WeakKeyDictionary:
-        """What :meth:`candidates` built for each collection, so the popularity pass and the search
-        share one argument fit and its caches (not pickled: a Dask worker builds its own)."""
+        """What :meth:`candidates` built for each collection, so the prior's pass and the search share
+        one argument fit and its caches (not pickled: a Dask worker builds its own)."""
         return weakref.WeakKeyDictionary()
 
     def candidates(self, collection: CaptionVerbs):
@@ -416,7 +409,7 @@ class VerbContrasts(ContrastGenerator):
         config, pool = self.config, self.config.wordnet
         classes, usage = self.wordnet_usage
         usage = usage.merged(collection.usage)
-        fit = ArgumentFit(self.lexicon, usage, classes, verb_forms, config.argument_fit.min_association, config.argument_fit.frame_senses)
+        fit = ArgumentFit(self.lexicon, usage, classes, config.argument_fit.min_association, config.argument_fit.frame_senses)
         seen_with = usage.verbs_seen_with()
         for word in BIGRAM_WORDS:  # and the Web's "verb + preposition"
             seen_with[f"p:{word}"] = sorted({*seen_with.get(f"p:{word}", ()), *fit.verbs_before(word)})
@@ -454,7 +447,7 @@ class VerbContrasts(ContrastGenerator):
         return self.config.choice.max_share
 
     def substitute(self, record) -> str:
-        return record.details["new_lemma"].split("_")[0] if "new_lemma" in record.details else record.edit[0]["to"].split()[0].lower()
+        return new_lemma(record)  # as Without reads a candidate's, so a T5 fill's word is lemmatised alike
 
     def without(self, search: ContrastSearch, substitutes: frozenset[str]) -> ContrastSearch:
         generator = Without(search.generator, substitutes)
