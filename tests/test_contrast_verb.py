@@ -88,6 +88,23 @@ def test_offline_verbs_change_only_the_verb_phrase_and_never_to_a_synonym(offlin
         assert checks["frequency"]["score"] >= config.frequency.min_unigram_log10
 
 
+def test_no_substitute_brings_in_a_profane_word_the_captions_do_not_use():
+    from tvrbench.generators.base import Request
+    from tvrbench.generators.verb import new_lemma, profane_words
+
+    texts = ["a woman is talking about movies", "a man talking about finances", "a man is killing zombies in a game"]
+    captions = Captions([f"c{k}" for k in range(3)], texts, [f"v{k}" for k in range(3)])
+    generator = VerbContrasts()
+    items, collection = generator.prepare(captions)
+    _, candidates = generator.candidates(collection)
+    finder = VerbPhrases(generator.nlp)
+    requests = [Request(item, target, finder.find(item), None) for item in items for target in finder.find(item)]
+    offered = {new_lemma(c) for found in candidates.generator.generate(requests) for c in found}
+    kept = {new_lemma(c) for found in candidates.generate(requests) for c in found}
+    assert offered & profane_words() - {"kill"}  # the Web's bigrams offer one ("bitching about")
+    assert not kept & profane_words() - {"kill"} and {"kill"} <= profane_words()  # "killing" is the captions' own word
+
+
 def test_candidate_blocks_do_not_change_the_result(offline_run, nlp):
     captions, _, _ = offline_run
     generator = VerbContrasts()
@@ -407,6 +424,7 @@ def test_verb_lexicon_equals_wordnet_and_is_cached_on_disk(tmp_path, monkeypatch
         }
         assert set(lexicon.sisters(verb)) == sisters
         assert len(lexicon.domain_verbs(verb)) <= 20 * len({s.lexname() for s in senses})
+        assert lexicon.files(verb, 2) == {s.lexname() for s in senses}  # "cook": creation only, not creation and change
     assert lexicon.antonyms("give") == {"take"} and "close" in lexicon.antonyms("open")
     (path,) = (tmp_path / "verb-lexicon").glob("*.json")
     written = path.stat().st_mtime_ns

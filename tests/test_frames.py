@@ -50,7 +50,9 @@ def test_frames_read_subject_object_preposition_and_complement(nlp, fit):
         ("a car is driving on the road", {"race", "crash"}, {"talk", "cook", "fight"}),  # a vehicle's verbs
         ("a man explains how to fix a bike", {"show", "demonstrate"}, {"walk", "eat"}),  # "how to ..."
         ("a woman is sleeping", {"dance", "laugh"}, {"hit", "discuss", "continue"}),  # used alone
-        ("a girl is talking about relationships", {"joke"}, {"walk", "stand", "wear"}),  # about a topic
+        ("a girl is talking about relationships", {"joke", "complain", "worry"}, {"walk", "stand", "wear"}),  # about a topic
+        ("a woman is sleeping in the room", {"dance"}, {"continue", "discuss"}),  # a place does not complete a verb
+        ("a man is giving a presentation", {"prepare"}, {"drive"}),  # the noun itself, not its class
     ],
 )
 def test_fit_keeps_verbs_that_take_the_arguments_and_drops_those_that_do_not(nlp, fit, text, fitting, not_fitting):

@@ -34,7 +34,7 @@ from tvrbench.io.atomic import atomic_write
 from tvrbench.resources import cache_dir, wordnet, wordnet_fingerprint
 from tvrbench.signature import text_digest
 
-VERSION = "verb-usage-v7"  # bump when what is stored changes
+VERSION = "verb-usage-v8"  # bump when what is stored changes
 PERSON, ANIMAL, VEHICLE = "noun.person", "noun.animal", "vehicle"
 PERSON_PRONOUNS = frozenset({
     "i", "me", "you", "he", "him", "she", "her", "we", "us", "they", "them", "someone", "somebody", "everyone", "everybody",
@@ -63,7 +63,7 @@ MODALS = frozenset({"will", "shall", "would", "can", "could", "may", "might", "m
 TOPICAL = frozenset({"about", "of", "regarding"})  # "talking about ...", "singing of ..."
 TOPIC_VERBS = frozenset({"verb.communication", "verb.cognition", "verb.emotion"})
 MIN_ALONE_SHARE = 0.3  # of a verb's uses, without an object, for it to stand alone ("hit" 11 %, "sleep" 97 %)
-MIN_CLASS_COUNT = 2  # objects of a class seen with a verb this often make the class one it takes ("eat" + noun.food)
+MIN_SEEN = 2  # uses of a verb with a preposition and a noun class that make them one it takes (one example is chance)
 BIGRAM_WORDS = DIRECTIONS | TOPICAL | {"to", "with", "at", "for", "on", "from", "into", "how"}  # verbs before these join the pool
 WH_WORDS = frozenset({"how", "what", "where", "why", "when", "which", "who", "whether"})
 
@@ -203,8 +203,8 @@ class Usage:
     def add(self, lemma: str, frame: Frame) -> None:
         entry = self.data.setdefault(lemma, _empty_entry())
         with_class = f"{frame.preposition}|{frame.preposition_class}" if frame.preposition and frame.preposition_class else None
-        values = (frame.subject, frame.object, frame.object_class, frame.preposition, with_class, frame.complement)
-        for key, value in zip("sokpqc", values):
+        values = (frame.subject, frame.object, frame.preposition, with_class, frame.complement)
+        for key, value in zip("sopqc", values):
             if value is not None:
                 entry[key][value] = entry[key].get(value, 0) + 1
         entry["i"] += frame.object is None and frame.complement is None  # used on its own: "she laughed"
@@ -215,15 +215,15 @@ class Usage:
         result = Usage(data)
         for lemma, entry in other.data.items():
             mine = data.setdefault(lemma, _empty_entry())
-            for key in "sokpqc":
+            for key in "sopqc":
                 for value, count in entry[key].items():
                     mine[key][value] = mine[key].get(value, 0) + count
             mine["i"] += entry["i"]
         return result
 
     def get(self, lemma: str, key: str, value: str) -> int:
-        """How often ``lemma`` is seen with ``value`` in slot ``key`` ("s" subject class, "o" object, "k"
-        object class, "p" preposition, "q" preposition|noun class, "c" complement)."""
+        """How often ``lemma`` is seen with ``value`` in slot ``key`` ("s" subject class, "o" object, "p"
+        preposition, "q" preposition|noun class, "c" complement)."""
         entry = self.data.get(lemma)
         return 0 if entry is None else entry[key].get(value, 0)
 
@@ -354,7 +354,12 @@ class Association:
         self.index, matrix = glove_vectors()
         self.matrix = matrix
         rows = sorted(self.index[n] for n in set(nouns) if self.index.get(n, common) < common)
-        self.nouns = self._unit(np.asarray(matrix[rows], dtype=np.float32))
+        units = self._unit(np.asarray(matrix[rows], dtype=np.float64))
+        # A verb's cosines with the nouns, u·v, have mean m·v and mean square vᵀSv (m, S: the unit
+        # nouns' mean and second moment), so each verb's spread costs a 50 × 50 product, not a pass
+        # over every noun (a third of a 1,000-caption run went there).
+        self.noun_mean = units.mean(axis=0)
+        self.noun_moment = units.T @ units / len(units)
 
     @staticmethod
     def _unit(rows: np.ndarray) -> np.ndarray:
@@ -367,8 +372,10 @@ class Association:
 
     @functools.lru_cache(maxsize=20000)
     def spread(self, verb: str) -> tuple[float, float]:
-        cosines = self.nouns @ self.vector(verb)
-        return float(cosines.mean()), float(cosines.std())
+        """Mean and standard deviation of the verb's cosines with the common nouns."""
+        v = self.vector(verb).astype(np.float64)
+        mean = float(self.noun_mean @ v)
+        return mean, float(np.sqrt(max(v @ self.noun_moment @ v - mean * mean, 0.0)))
 
     def __call__(self, verb: str, noun: str) -> float | None:
         """The z-score, or None when either word has no vector."""
@@ -386,7 +393,8 @@ class ArgumentFit:
     * subject: a person needs a "Somebody" frame; an animal, a vehicle or a thing needs the verb to
       go with that noun (:class:`Association` at least ``min_association``, or seen together), and a
       frame of its kind ("a dog is swimming", "a car is turning", not "a car is fighting");
-    * no object: an intransitive frame; an object: a transitive frame ("Somebody ----s somebody" for
+    * no object: an intransitive frame, and the verb used alone unless a preposition other than
+      one of place or a particle completes it ("worries about the test"); an object: a transitive frame ("Somebody ----s somebody" for
       a person), and the verb seen with that noun, the Web bigram "verb noun", or an association at
       least ``min_association`` ("cooks the rice", not "wears the rice");
     * a preposition of place or time fits any verb; one of direction, a verb of motion; any other
@@ -400,7 +408,6 @@ class ArgumentFit:
         self.usage = usage
         self.classes = classes
         self.min_association = min_association
-        self.min_class_association = min_association - 1.0  # a verb seen with the class needs less of the noun itself
         self.frame_senses = frame_senses
         self.bigrams = bigram_counts()
         self.association = Association(classes.classes)
@@ -415,7 +422,7 @@ class ArgumentFit:
         frames = self.lexicon.frames(lemma, self.frame_senses)
         if not frames:
             return False
-        files = set(self.lexicon.files(lemma)[: self.frame_senses])
+        files = self.lexicon.files(lemma, self.frame_senses)
         return (
             self.subject_fits(frame, lemma, head, frames, files)
             and self.object_fits(frame, lemma, head, frames)
@@ -433,11 +440,11 @@ class ArgumentFit:
         scores = [score for score in scores if score is not None]
         return float(np.mean(scores)) if scores else 0.0
 
-    def goes_with(self, head: str, noun: str, at_least: float | None = None) -> bool:
+    def goes_with(self, head: str, noun: str) -> bool:
         score = self.association(head, noun)
-        return score is not None and score >= (self.min_association if at_least is None else at_least)
+        return score is not None and score >= self.min_association
 
-    def subject_fits(self, frame: Frame, lemma: str, head: str, frames: frozenset[int], files: set[str]) -> bool:
+    def subject_fits(self, frame: Frame, lemma: str, head: str, frames: frozenset[int], files: frozenset[str]) -> bool:
         subject = frame.subject
         if subject == PERSON:
             return bool(frames & SOMEBODY)
@@ -453,17 +460,18 @@ class ArgumentFit:
 
     def object_fits(self, frame: Frame, lemma: str, head: str, frames: frozenset[int]) -> bool:
         if frame.object is None:  # a clause in the object's place is the complement check's business
-            return frame.complement is not None or (bool(frames & INTRANSITIVE) and self.used_alone(lemma))
+            if frame.complement is not None:
+                return True
+            # "worries about ...", "gives up": not alone; a place ("sleeps in the room") completes nothing
+            completed = frame.particle is not None or (frame.preposition is not None and frame.preposition not in FREE_PREPOSITIONS)
+            return bool(frames & INTRANSITIVE) and (completed or self.used_alone(lemma))
         if not frames & TRANSITIVE:
             return False
         if frame.object_class == PERSON:  # "hugs a woman"; WordNet's first sense of "stroller" is a person too
             return bool(frames & PERSON_OBJECT) and (frame.object == "person" or self.goes_with(head, frame.object))
         if frame.object in GENERIC_OBJECTS:  # "something", "it": any transitive verb
             return True
-        if frame.object in self.usage.objects(lemma) or self.seen_before(head, frame.object):
-            return True
-        class_seen = frame.object_class is not None and self.usage.get(lemma, "k", frame.object_class) >= MIN_CLASS_COUNT
-        return class_seen and self.goes_with(head, frame.object, self.min_class_association)
+        return frame.object in self.usage.objects(lemma) or self.seen_before(head, frame.object) or self.goes_with(head, frame.object)
 
     def used_alone(self, lemma: str) -> bool:
         """Whether texts use the verb without an object or a complement often enough ("she sleeps", not
@@ -471,7 +479,7 @@ class ArgumentFit:
         alone, objects = self.usage.alone(lemma), sum(self.usage.objects(lemma).values())
         return alone >= 2 and alone >= MIN_ALONE_SHARE * (alone + objects) and not self.lexicon.frames(lemma, 1) & NEEDS_COMPLEMENT
 
-    def preposition_fits(self, frame: Frame, lemma: str, head: str, files: set[str]) -> bool:
+    def preposition_fits(self, frame: Frame, lemma: str, head: str, files: frozenset[str]) -> bool:
         """A preposition of place or time fits any verb; another needs the verb seen with it and a noun
         of the same class ("talking to a man", not "driving to a man"), or seen with it (the Web
         bigram, or a verb of motion before a direction) and going with its noun ("sitting on the
@@ -479,7 +487,7 @@ class ArgumentFit:
         preposition = frame.preposition
         if preposition is None or preposition in FREE_PREPOSITIONS:
             return True
-        if frame.preposition_class and self.usage.get(lemma, "q", f"{preposition}|{frame.preposition_class}") > 0:
+        if frame.preposition_class and self.usage.get(lemma, "q", f"{preposition}|{frame.preposition_class}") >= MIN_SEEN:
             return True
         if frame.preposition_class == PERSON:
             return False

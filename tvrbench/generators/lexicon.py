@@ -18,7 +18,7 @@ from tvrbench.io.atomic import atomic_write
 from tvrbench.resources import cache_dir, wordnet, wordnet_fingerprint
 from tvrbench.signature import text_digest
 
-VERSION = "verb-lexicon-v3"  # bump when what is stored changes
+VERSION = "verb-lexicon-v4"  # bump when what is stored changes
 AUXILIARIES = frozenset({"be", "have", "do"})  # never proposed: they make no new action
 FIELDS = frozenset({"synonyms", "antonyms", "sisters", "files", "frames", "domain", "attested"})
 
@@ -54,12 +54,12 @@ class VerbLexicon:
 
     def domain_verbs(self, lemma: str) -> tuple[str, ...]:
         """The most common verbs of the lexicographer files (verb.motion, ...) of the verb's first senses."""
-        files = self.data["files"].get(lemma, ())
+        files = dict.fromkeys(self.data["files"].get(lemma, ()))
         return tuple(dict.fromkeys(name for file in files for name in self.data["domain"][file]))
 
-    def files(self, lemma: str) -> tuple[str, ...]:
-        """The lexicographer files of the verb's first senses (without repeats), most frequent sense first."""
-        return tuple(self.data["files"].get(lemma, ()))
+    def files(self, lemma: str, senses: int) -> frozenset[str]:
+        """The lexicographer files of the verb's first ``senses`` senses (at most the lexicon's own number)."""
+        return frozenset(self.data["files"].get(lemma, ())[:senses])
 
     def frames(self, lemma: str, senses: int) -> frozenset[int]:
         """WordNet's sentence frames (``Lemma.frame_ids``: 8 is "Somebody ----s something") of the verb's
@@ -93,7 +93,7 @@ def build(settings: LexiconSettings, wn) -> dict:
     sisters, files, frames = {}, {}, {}
     for name in synonyms:
         senses = wn.synsets(name, pos="v")[: settings.senses]
-        files[name] = list(dict.fromkeys(synset.lexname() for synset in senses))
+        files[name] = [synset.lexname() for synset in senses]
         frames[name] = [sorted({i for lemma in synset.lemmas() if lemma.name().lower() == name for i in lemma.frame_ids()}) for synset in senses]
         found = {
             candidate

@@ -282,6 +282,17 @@ class SpreadChoice:
         return self.config.association_weight * strength + self.config.spread * prior
 
 
+@functools.lru_cache(maxsize=1)
+def profane_words() -> frozenset[str]:
+    """better-profanity's word list. No substitute brings one into a set whose captions do not use it
+    as a verb themselves ("bitching about", a Web bigram, came up for "talking about"; "killing"
+    stays where the captions show games)."""
+    from importlib.resources import files
+
+    lines = files("better_profanity").joinpath("profanity_wordlist.txt").read_text(encoding="utf-8").lower().splitlines()
+    return frozenset(line.strip() for line in lines if line.strip().isalpha())  # single words ("call girl" is not "call")
+
+
 class Without:
     """A generator's candidates, less those whose new verb is one of ``lemmas`` (a set's over-used substitutes)."""
 
@@ -418,7 +429,7 @@ class VerbContrasts(ContrastGenerator):
         generator = self.t5 if config.generator == "t5" else wordnet_verbs
         if config.argument_fit.enabled:
             generator = Fitting(generator, fit, classes)
-        return wordnet_verbs, generator
+        return wordnet_verbs, Without(generator, profane_words() - set(collection.counts))
 
     def search(self, collection: CaptionVerbs) -> ContrastSearch:
         """Finder, ranked generator and filters; ``collection``: how the captions use their verbs."""
