@@ -13,8 +13,12 @@ At ``1k`` and ``full`` the score matrices are float32 noise with the own video r
 the FIRE file holds four labelled pairs per caption (one relevant). Floors and references, run in
 the same way in the same run:
 
-* ``evaluate``, ``fire compare``, ``fire bootstrap``: a process that ``np.load``s the same ``.npy``
-  files and takes one ``argmax`` over each; ``fire agreement``: a process that ``json.load``s the FIRE file;
+* ``evaluate``: a process that ``np.load``s the same ``.npy`` file and takes one ``argmax``;
+  ``evaluate embeddings``: one that loads both embedding files, multiplies them and takes one ``argmax``;
+* ``evaluate --fire`` and every ``fire`` command: that ``np.load`` floor for its matrices plus the FIRE
+  file decoded by the fastest JSON decoder (``msgspec.json.decode``); ``fire agreement`` is also set
+  against a ``json.load`` process, once with an empty FIRE cache (``(first read)``) and once with the
+  file's parse kept (later reads);
 * ``proxies``: the paper's per-pair loop, its own parsing included (full spaCy pipeline, NLTK's
   lemmatizer, Lesk and METEOR; the oracles of ``tests/test_proxies.py``), in a fresh process; the
   loop runs on the first rows (at most ``--reference-pairs`` pairs, a 40th as many METEOR calls), the
@@ -58,7 +62,14 @@ if not MSRVTT.is_file():
 SIZES = ("sample", "1k", "full")
 EVALUATE_METRICS = "C@1,C@5,C@10,AP,MdR"  # as measured in issue 14
 FLOOR = "import sys, numpy as np\nfor path in sys.argv[1:]: np.load(path).argmax(1)"
-FIRE_FLOOR = "import json, sys\njson.load(open(sys.argv[1], encoding='utf-8'))"
+# The fire commands' floor: the matrices as FLOOR reads them, the labels by the fastest JSON decode (docs/performance.md).
+FIRE_FLOOR = (
+    "import sys, msgspec, numpy as np\n*paths, fire = sys.argv[1:]\n"
+    "for path in paths: np.load(path).argmax(1)\nmsgspec.json.decode(open(fire, 'rb').read())"
+)
+JSON_LOAD = "import json, sys\njson.load(open(sys.argv[1], encoding='utf-8'))"
+EMBEDDINGS_FLOOR = "import sys, numpy as np\n(np.load(sys.argv[1]) @ np.load(sys.argv[2]).T).argmax(1)"
+EMBEDDING_WIDTH = 512
 TABLE_START, TABLE_END = "<!-- bench_cli table start -->", "<!-- bench_cli table end -->"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
@@ -150,13 +161,18 @@ def write_scores(path: Path, videos: list[str], video_ids: list[str], seed: int)
 def inputs(size: str, folder: Path) -> dict[str, Path]:
     """The files of one size: captions, videos, two score matrices, FIRE labels."""
     if size == "sample":
-        return {
+        files = {
             "captions": SAMPLE / "captions.csv",
             "videos": SAMPLE / "videos.txt",
             "fire": SAMPLE / "fire.json",
-            "scores_a": SAMPLE / "scores_strong.npy",
+            "scores_a": folder / "scores_strong.npy",  # beside the embeddings written next to it
             "scores_b": SAMPLE / "scores_genderblind.npy",
         }
+        shutil.copyfile(SAMPLE / "scores_strong.npy", files["scores_a"])
+        from tvrbench.io.captions import read_captions
+
+        write_embeddings(files, read_captions(SAMPLE / "captions.csv").video_ids, files["videos"].read_text(encoding="utf-8").split(), seed=4)
+        return files
     if size == "1k":
         from tvrbench.io.captions import read_captions
 
@@ -180,7 +196,19 @@ def inputs(size: str, folder: Path) -> dict[str, Path]:
     write_fire(files["fire"], texts, videos, video_ids, np.random.default_rng(1))
     write_scores(files["scores_a"], videos, video_ids, seed=2)
     write_scores(files["scores_b"], videos, video_ids, seed=3)
+    write_embeddings(files, videos, video_ids, seed=4)
     return files
+
+
+def write_embeddings(files: dict[str, Path], videos: list[str], video_ids: list[str], seed: int) -> None:
+    """float32 caption and video embeddings (width 512, as CLIP ViT-B), each caption near its own video."""
+    rng = np.random.default_rng(seed)
+    video = rng.standard_normal((len(video_ids), EMBEDDING_WIDTH), dtype=np.float32)
+    column = {v: c for c, v in enumerate(video_ids)}
+    text = rng.standard_normal((len(videos), EMBEDDING_WIDTH), dtype=np.float32) + video[[column[v] for v in videos]]
+    files["text_embeddings"], files["video_embeddings"] = files["scores_a"].with_name("text.npy"), files["scores_a"].with_name("video.npy")
+    np.save(files["text_embeddings"], text)
+    np.save(files["video_embeddings"], video)
 
 
 # --------------------------------------------------------------------------- the paper's per-pair loops
@@ -290,8 +318,13 @@ def commands(size: str, files: dict[str, Path], out: Path, full_meteor: bool) ->
     q, v, fire = str(files["captions"]), str(files["videos"]), str(files["fire"])
     a, b = str(files["scores_a"]), str(files["scores_b"])
 
+    t, e = str(files["text_embeddings"]), str(files["video_embeddings"])
+
     def floor(*paths: str) -> list[str]:
         return [sys.executable, "-c", FLOOR, *paths]
+
+    def fire_floor(*paths: str) -> list[str]:
+        return [sys.executable, "-c", FIRE_FLOOR, *paths, fire]
 
     bootstrap = ("--sizes", "20,50,100", "--resamples", "2000") if size == "sample" else ()
     listed = [
@@ -300,8 +333,19 @@ def commands(size: str, files: dict[str, Path], out: Path, full_meteor: bool) ->
             ["evaluate", "--queries", q, "--videos", v, "--scores", a, "--json", f"{out}/eval.json", "--metrics", EVALUATE_METRICS],
             floor(a),
         ),
-        ("evaluate --fire", ["evaluate", "--queries", q, "--videos", v, "--scores", a, "--fire", fire, "--json", f"{out}/eval_fire.json"], floor(a)),
-        ("fire agreement", ["fire", "agreement", "--fire", fire, "--json", f"{out}/agreement.json"], [sys.executable, "-c", FIRE_FLOOR, fire]),
+        (
+            "evaluate embeddings",
+            ["evaluate", "--queries", q, "--videos", v, "--text-embeddings", t, "--video-embeddings", e, "--json", f"{out}/eval_emb.json"]
+            + ["--metrics", EVALUATE_METRICS],
+            [sys.executable, "-c", EMBEDDINGS_FLOOR, t, e],
+        ),
+        (
+            "evaluate --fire",
+            ["evaluate", "--queries", q, "--videos", v, "--scores", a, "--fire", fire, "--json", f"{out}/eval_fire.json"],
+            fire_floor(a),
+        ),
+        ("fire agreement (first read)", ["fire", "agreement", "--fire", fire, "--json", f"{out}/agreement.json"], fire_floor()),
+        ("fire agreement", ["fire", "agreement", "--fire", fire, "--json", f"{out}/agreement.json"], fire_floor()),
         (
             "fire compare",
             [
@@ -320,12 +364,12 @@ def commands(size: str, files: dict[str, Path], out: Path, full_meteor: bool) ->
                 "--json",
                 f"{out}/compare.json",
             ],
-            floor(a, b),
+            fire_floor(a, b),
         ),
         (
             "fire bootstrap",
             ["fire", "bootstrap", "--queries", q, "--videos", v, "--scores", a, "--fire", fire, *bootstrap, "--json", f"{out}/bootstrap.json"],
-            floor(a),
+            fire_floor(a),
         ),
     ]
     for level in ("caption", "video"):
@@ -423,12 +467,16 @@ def bench_size(size: str, args, env: dict[str, str], home: Path) -> dict:
         def cold_parses() -> None:
             shutil.rmtree(home / "parses", ignore_errors=True)
 
+        def cold_fire() -> None:
+            shutil.rmtree(home / "fire", ignore_errors=True)
+
         for name, arguments, ref in commands(size, files, work, args.full_meteor):
             if args.only and not any(name.startswith(prefix) for prefix in args.only.split(",")):
                 continue
             is_proxy = isinstance(ref, tuple)
             repeat = 1 if (is_proxy and size == "full") else args.repeat
-            row = timed([sys.executable, "-m", "tvrbench", *arguments], env, repeat, cold_parses if is_proxy else None)
+            before = cold_parses if is_proxy else cold_fire if name.endswith("(first read)") else None
+            row = timed([sys.executable, "-m", "tvrbench", *arguments], env, repeat, before)
             row.pop("stdout")
             stderr = row.pop("stderr").strip().splitlines()
             if is_proxy and stderr:  # "wrote ...; parse 1.79 s, prepare 4.63 s, matrix 0.46 s"
@@ -439,13 +487,21 @@ def bench_size(size: str, args, env: dict[str, str], home: Path) -> dict:
                 floor = timed(ref, env, args.repeat)
                 floor.pop("stdout"), floor.pop("stderr")
                 row["reference"] = floor
-                if ref[2] == FLOOR:  # peak memory against the matrices read
-                    row["peak_rss_vs_matrices"] = row["peak_rss_mb"] / (report["matrix_mb"] * (len(ref) - 3))
+                if ref[2] in (FLOOR, FIRE_FLOOR) and len(ref) > 3 + (ref[2] == FIRE_FLOOR):  # peak memory against the matrices read
+                    row["peak_rss_vs_matrices"] = row["peak_rss_mb"] / (report["matrix_mb"] * (len(ref) - 3 - (ref[2] == FIRE_FLOOR)))
+                if ref[2] == EMBEDDINGS_FLOOR:
+                    row["peak_rss_vs_reference"] = row["peak_rss_mb"] / floor["peak_rss_mb"]
+                if name.startswith("fire agreement"):  # the reader's own goal is set against json.load
+                    plain = timed([sys.executable, "-c", JSON_LOAD, str(files["fire"])], env, args.repeat)
+                    row["json_load"] = {"seconds": plain["seconds"], "peak_rss_mb": plain["peak_rss_mb"]}
+                    row["ratio_json_load"] = row["seconds"] / plain["seconds"]
             if "reference" in row:
                 row["ratio"] = row["seconds"] / row["reference"]["seconds"]
             row["command"] = "tvrbench " + " ".join(arguments).replace(str(work), "$OUT").replace(str(SAMPLE), "$S")
             report[name] = row
             ratio = f", {row['ratio']:.2f}x the reference ({row['reference']['seconds']:.2f} s)" if "ratio" in row else ""
+            if "ratio_json_load" in row:
+                ratio += f", {row['ratio_json_load']:.2f}x json.load ({row['json_load']['seconds']:.2f} s)"
             steps = f" [{row['steps']}]" if "steps" in row else ""
             print(
                 f"{size} {name}: {row['seconds']:.2f} s (first {row['first_seconds']:.2f} s), peak {row['peak_rss_mb']:.0f} MB{ratio}{steps}",

@@ -1,6 +1,7 @@
 """FIRE reader / writer: columns equal to json.load's view of the file, round trips, bad input."""
 
 import json
+import os
 import pickle
 
 import numpy as np
@@ -200,3 +201,68 @@ def test_missing_path_and_directory(tmp_path):
         read_fire(tmp_path / "absent.json")
     with pytest.raises(InputError, match="is a directory"):
         read_fire(tmp_path)
+
+
+# --------------------------------------------------------------------------- the parse cache
+
+
+@pytest.fixture
+def cache_home(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("TVRBENCH_HOME", str(home))
+    return home / "fire"
+
+
+def same_labels(a, b):
+    assert len(a) == len(b)
+    assert [a.row(i) for i in range(len(a))] == [b.row(i) for i in range(len(b))]
+    assert a.metadata == b.metadata and a.source == b.source
+    assert a.label.dtype == b.label.dtype and a.query.dtype == b.query.dtype == object
+
+
+def test_second_read_comes_from_the_cache_and_equals_a_parse(fire_file, cache_home):
+    parsed = read_fire(fire_file, cache=False)
+    assert not cache_home.exists()
+    first = read_fire(fire_file)
+    [entry] = cache_home.glob("*.msgpack")
+    cached = read_fire(fire_file)
+    same_labels(cached, parsed)
+    same_labels(first, parsed)
+    assert cached.query[0] is cached.query[1]  # shared as a parse shares them
+    same_labels(read_fire(fire_file, dataset="MSVD"), parsed.select("MSVD"))
+    entry.write_bytes(b"not msgpack")
+    same_labels(read_fire(fire_file), parsed)  # an unreadable entry is parsed again and replaced
+    assert entry.read_bytes() != b"not msgpack"
+
+
+def test_a_changed_file_is_never_served_from_the_cache(fire_file, cache_home):
+    read_fire(fire_file)
+    stat = fire_file.stat()
+    text = fire_file.read_text()
+    changed = text.replace('"a dog runs"', '"a cat runs"')
+    assert len(changed) == len(text)
+    fire_file.write_text(changed)
+    os.utime(fire_file, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size, same time: only the bytes differ
+    labels = read_fire(fire_file)
+    assert "a cat runs" in labels.query.tolist() and "a dog runs" not in labels.query.tolist()
+    assert len(list(cache_home.glob("*.msgpack"))) == 2
+
+
+def test_fire_cache_command_shows_and_clears(fire_file, cache_home, capsys):
+    from tvrbench.cli import run
+
+    read_fire(fire_file)
+    assert run(["fire", "cache"]) == 0
+    assert f"{cache_home}: 1 parsed FIRE file(s)" in capsys.readouterr().out
+    assert run(["fire", "cache", "--clear"]) == 0
+    assert "removed 1 parsed FIRE file(s)" in capsys.readouterr().out
+    assert list(cache_home.glob("*.msgpack")) == []
+
+
+def test_what_the_cache_cannot_hold_is_parsed_each_time(tmp_path, cache_home):
+    document = fire_document()
+    document["annotations"][0]["annotator_ids"] = [2**70]  # valid FIRE, beyond msgpack's integers
+    path = write_document(tmp_path, document, "fire.json")
+    assert read_fire(path).annotator_ids[0] == (2**70,)
+    assert list(cache_home.glob("*.msgpack")) == []
+    assert read_fire(path).annotator_ids[0] == (2**70,)

@@ -132,6 +132,38 @@ def test_score_file_with_subsets_and_blind_scorer(splits, tmp_path):
     assert blind["ties"] < 0.01 and 0.2 < blind["accuracy"] < 0.8  # the contrast narrows 5 options to about 2
 
 
+def test_similarity_subsets_reuse_the_cosines_contrast_records_carry(splits, tmp_path):
+    import dataclasses
+
+    from tvrbench.evaluation.mc import contrast_cosines, score_mc
+    from tvrbench.resources import sentence_model
+
+    folder, captions, _, _, _ = splits
+    records, _ = gender_contrasts(captions.subset(range(240)), tmp_path / "small.jsonl")
+    split = build_mc_file(captions.subset(range(240)), "gender", tmp_path / "small.tsv", contrast_path=tmp_path / "small.jsonl")
+    instances, options = split.instances, split.contrast_options
+    scores = np.random.default_rng(0).random((len(instances), 5))
+    encoded_texts = []
+
+    class Counting:  # the real model, counting what it is asked to encode
+        def encode(self, texts, **kwargs):
+            encoded_texts.extend(texts)
+            return sentence_model().encode(texts, **kwargs)
+
+    encoded = score_mc(instances, scores, options, records, Counting)
+    assert len(encoded_texts) == 2 * len(instances)  # gender records carry no cosine: every pair encoded
+    by_pair = {(r.original, r.contrast): r for r in records}
+    matched = [by_pair[i.positive, i.endings[o]] for i, o in zip(instances, options)]
+    cosines = contrast_cosines(instances, options, matched, np.arange(len(instances)), Counting)
+    carried = [dataclasses.replace(r, filters={**r.filters, "meaning-changed": {"sentence_cosine": float(c)}}) for r, c in zip(matched, cosines)]
+    never = lambda: pytest.fail("every record carries its cosine: no sentence model")  # noqa: E731
+    assert score_mc(instances, scores, options, carried, never) == encoded
+    encoded_texts.clear()
+    half = [c if k % 2 == 0 else r for k, (c, r) in enumerate(zip(carried, matched))]  # the odd ones lack the cosine
+    assert score_mc(instances, scores, options, half, Counting) == encoded
+    assert len(encoded_texts) == 2 * (len(instances) // 2)
+
+
 def test_blind_scorer_uses_other_captions_of_the_video(tmp_path):
     captions = Captions(["a1", "a2", "b1", "c1", "d1", "e1"],
                         ["a man plays a guitar", "a person playing guitar", "a dog runs on grass", "soup is cooked",

@@ -48,7 +48,7 @@ def registered(typer_app) -> list:
 
 def test_every_command_declares_what_it_writes():
     commands = registered(load_commands())
-    assert len(commands) == 33
+    assert len(commands) == 34
     assert [c.__name__ for c in commands if not hasattr(c, "writes")] == []
 
 

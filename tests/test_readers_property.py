@@ -137,6 +137,11 @@ LIKELY = {
 RECORD = st.fixed_dictionaries({}, optional={name: st.one_of(LIKELY.get(name, st.text(max_size=8)), JSON) for name in FIELDS})
 
 
+def read_fire_uncached(path):
+    """The parse itself, leaving the user's cache folder alone (tests/test_io_fire.py covers the cache)."""
+    return read_fire(path, cache=False)
+
+
 @SETTINGS
 @given(
     annotations=st.one_of(st.lists(RECORD, max_size=4), JSON),
@@ -145,14 +150,14 @@ RECORD = st.fixed_dictionaries({}, optional={name: st.one_of(LIKELY.get(name, st
 )
 def test_fire_json_parses_or_input_error(tmp_path, annotations, disagreements, extra):
     text = json.dumps({"annotations": annotations, "disagreements": disagreements, **extra})
-    parses_or_input_error(read_fire, tmp_path / "fire.json", text.encode("utf-8"))
+    parses_or_input_error(read_fire_uncached, tmp_path / "fire.json", text.encode("utf-8"))
 
 
 @SETTINGS
 @given(data=st.one_of(GARBAGE, JSON.map(lambda value: json.dumps(value).encode("utf-8"))))
 @example(data=b"[" * 5000)
 def test_fire_garbage(tmp_path, data):
-    parses_or_input_error(read_fire, tmp_path / "fire.json", data)
+    parses_or_input_error(read_fire_uncached, tmp_path / "fire.json", data)
 
 
 # --------------------------------------------------------------------------- TREC qrels and runs

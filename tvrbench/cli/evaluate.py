@@ -50,12 +50,15 @@ def evaluate_command(
     reading: CaptionsReading,
     queries: Path = typer.Option(..., "--queries", help="Captions: CSV/TSV/JSONL with caption_id,text,video_id, or MSR-VTT's JSFUSION CSV."),
     videos: Path = typer.Option(..., "--videos", help="One video id per line, in the column order of the scores."),
-    scores: Path = typer.Option(
-        ...,
+    scores: Optional[Path] = typer.Option(
+        None,
         "--scores",
         help="Score matrix .npy (rows = captions, columns = videos), a TREC run, or, too big for "
         "memory, a Zarr store or a folder of .npy row shards (docs/scaling.md).",
     ),
+    text_embeddings: Optional[Path] = typer.Option(None, "--text-embeddings", help="Instead of --scores: caption embeddings, .npy."),
+    video_embeddings: Optional[Path] = typer.Option(None, "--video-embeddings", help="With --text-embeddings: video embeddings, .npy."),
+    similarity: str = typer.Option("dot", "--similarity", help="Scores from embeddings: dot | cosine."),
     json_out: Path = typer.Option(..., "--json", help="Write {metrics, signature, n_queries[, original, delta]} here."),
     fire: Path = typer.Option(None, "--fire", help="FIRE relevance labels (JSON)."),
     fire_dataset: str = FIRE_DATASET,
@@ -91,15 +94,23 @@ def evaluate_command(
         ties=ties,
         fusion=fusion,
     )
-    sharded = is_sharded(scores)  # read shard by shard, here or on a cluster
+    embedded = text_embeddings is not None or video_embeddings is not None
+    if embedded == (scores is not None) or embedded and None in (text_embeddings, video_embeddings):
+        raise InputError(None, "give --scores, or --text-embeddings and --video-embeddings")
+    sharded = embedded or is_sharded(scores)  # read (or computed) shard by shard, here or on a cluster
     if (workers or scheduler) and not sharded:  # refused before anything is read
         raise InputError(scores, "--workers/--scheduler evaluate sharded scores (a Zarr store or a folder of .npy row shards)")
     captions = reading.read(queries)
     video_ids = read_video_ids(videos)
-    model = read_score_matrix(scores, captions.caption_ids, video_ids, check_finite=False, sharded=True)  # the ranking pass checks every cell
-    matrix = model.values
+    if embedded:
+        from tvrbench.evaluation.embeddings import read_embedding_scores
+
+        matrix = read_embedding_scores(text_embeddings, video_embeddings, similarity, len(captions), len(video_ids))
+        fields = {"text_embeddings": matrix.digests[0], "video_embeddings": matrix.digests[1], "similarity": similarity}
+    else:
+        model = read_score_matrix(scores, captions.caption_ids, video_ids, check_finite=False, sharded=True)  # the ranking pass checks every cell
+        matrix, fields = model.values, {"scores": model.digest}
     fire_labels = None
-    fields = {"scores": model.digest}
     if fire is not None:
         fire_labels = read_fire_dataset(fire, captions, fire_dataset)
         fields["fire"] = f"{'+'.join(fire_labels.datasets())}:{file_digest(fire)}"
@@ -130,7 +141,7 @@ def evaluate_command(
                 checkpoint=checkpoint,
             )
     except NonFiniteScores:
-        require_finite(scores, matrix)  # names the first bad cell
+        require_finite(scores or text_embeddings, matrix)  # names the first bad cell
         raise
     write_json(json_out, result.to_json())
     if checkpoint is not None:

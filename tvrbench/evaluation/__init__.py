@@ -3,6 +3,7 @@
 >>> from tvrbench.evaluation import Judgments, evaluate
 >>> result = evaluate(scores, Judgments.build(captions, video_ids, fire=fire_labels))
 >>> result.metrics["C@1"], result.original.metrics["C@1"]
+>>> evaluate(embedding_scores(text_embeddings, video_embeddings, "cosine"), judgments)  # no matrix held
 """
 
 from tvrbench.lazy import lazy_exports
@@ -11,6 +12,7 @@ from tvrbench.lazy import lazy_exports
 __getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
+        "embeddings": ("EmbeddingScores", "embedding_scores"),
         "engine": ("FUSION_POLICIES", "EvaluationResult", "EvaluationRun", "evaluate", "evaluation_result"),
         "labels": ("Judgments",),
         "metrics": ("AP_VARIANTS", "DEFAULT_METRICS", "NDCG_VARIANTS", "Composite", "Metric", "RankedQueries", "parse_metric"),

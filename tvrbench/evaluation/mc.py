@@ -10,8 +10,9 @@ training than the original).
 
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -95,10 +96,13 @@ def score_mc(
     scores: np.ndarray,
     contrast_options: Sequence[int | None] | None = None,
     records: Sequence[ContrastRecord] | None = None,
-    model=None,
+    load_model: Callable[[], object] | None = None,
     similar_fraction: float = 0.15,
 ) -> dict:
-    """Accuracy and tie rate overall, and the Table 4 / Table 5 subsets that the inputs allow."""
+    """Accuracy and tie rate overall, and the Table 4 / Table 5 subsets that the inputs allow.
+
+    ``load_model`` returns the sentence model for the similarity subsets; it is called only when a
+    contrast lacks the cosine its record carries (see :func:`contrast_cosines`)."""
     labels = np.array([inst.label for inst in instances])
     correct, tie = mc_outcomes(scores, labels)
     result = summarize(correct, tie)
@@ -112,9 +116,9 @@ def score_mc(
         rare = np.array([bool(r and r.details.get("rare_original")) for r in matched])
         if any(r is not None and "rare_original" in r.details for r in matched):
             subsets["rare_id"] = summarize(correct, tie, rare)
-    if model is not None:
+    if load_model is not None:
         rest = np.flatnonzero(~antonym)
-        similarity = _cosines(model, [instances[i].positive for i in rest], [instances[i].endings[contrast_options[i]] for i in rest])
+        similarity = contrast_cosines(instances, contrast_options, matched, rest, load_model)
         take = int(round(similar_fraction * len(rest)))
         order = rest[np.argsort(-similarity, kind="stable")]
         percent = round(100 * similar_fraction)
@@ -122,6 +126,19 @@ def score_mc(
         subsets[f"least_similar_{percent}"] = summarize(correct, tie, order[len(order) - take :])
     result["subsets"] = subsets
     return result
+
+
+def contrast_cosines(instances, contrast_options, matched, rows: np.ndarray, load_model: Callable[[], object]) -> np.ndarray:
+    """Sentence cosine of each row's positive to its contrast option: the one the contrast record
+    carries (the verb contrasts' meaning-changed filter, ``sentence_cosine``); the rest are encoded,
+    all in one call, the model loaded only then."""
+    carried = [(r.filters.get("meaning-changed") or {}).get("sentence_cosine") if r is not None else None for r in (matched[i] for i in rows)]
+    similarity = np.array([np.nan if c is None else c for c in carried], dtype=float)
+    missing = rows[np.isnan(similarity)]
+    if len(missing):
+        left, right = [instances[i].positive for i in missing], [instances[i].endings[contrast_options[i]] for i in missing]
+        similarity[np.isnan(similarity)] = _cosines(load_model(), left, right)
+    return similarity
 
 
 def _match_records(instances, contrast_options, records) -> list[ContrastRecord | None]:
@@ -143,7 +160,8 @@ def score_mc_file(
     """Accuracy, tie rate and subsets of a model's scores (or of a built-in text-only scorer); writes ``out_json``.
 
     ``lm``: the ``lm`` scorer's language model (default ``ngram``). The sentence model loads only
-    for the blind scorer and a contrast split's similarity subsets: it is the slowest thing here.
+    for the blind scorer and for similarity subsets whose contrasts' records (``contrast_path``) do
+    not carry their sentence cosine.
     """
     from tvrbench.io.atomic import write_json
     from tvrbench.io.mc import read_mc
@@ -158,7 +176,7 @@ def score_mc_file(
         raise InputError(None, "--lm needs --scorer lm: it names the language model that scorer reads the options with")
     instances = read_mc(mc_path)
     contrast_options = saved_contrast_options(mc_path, len(instances))
-    model = sentence_model(config.blind_model) if scorer == "blind" or contrast_options else None
+    load_model = functools.cache(lambda: sentence_model(config.blind_model))  # only when used: it is the slowest thing here
     extra, fields = {}, {}
     if scores_path is not None:
         from tvrbench.io.scores import read_scores
@@ -167,7 +185,7 @@ def score_mc_file(
         if scores.shape != (len(instances), N_OPTIONS):
             raise InputError(scores_path, f"has shape {scores.shape}; {mc_path} needs ({len(instances)}, {N_OPTIONS}): one score per option")
     elif scorer == "blind":
-        scores, used = blind_scores(instances, model, captions)
+        scores, used = blind_scores(instances, load_model(), captions)
         extra["blind_reference"] = dict(used)
     else:
         from tvrbench.generators.lm import NGRAM, load_language_model
@@ -176,7 +194,7 @@ def score_mc_file(
         scores = lm_scores(instances, language_model)
         fields["lm"] = language_model.name
     records = read_contrast_records(contrast_path) if contrast_path is not None else None
-    result = score_mc(instances, scores, contrast_options, records, model, config.similar_fraction)
+    result = score_mc(instances, scores, contrast_options, records, load_model if contrast_options else None, config.similar_fraction)
     signature = Signature({
         "mc": file_digest(mc_path), "scores": file_digest(scores_path) if scores_path else f"scorer={scorer}", **fields,
         "ties": "strict", "similarity": config.blind_model,

@@ -1,13 +1,17 @@
-"""FIRE relevance labels (Rodriguez et al.): a streaming reader, a columnar table and a writer.
+"""FIRE relevance labels (Rodriguez et al.): a fast reader with a cache, a columnar table and a writer.
 
 A FIRE file is one JSON object: ``annotations`` (pairs whose labels have a majority), ``disagreements``
 (pairs without one, so no ``label``) and a few metadata fields (``source_ds``, ``created_ds``,
 ``creator``, ``license``, ``datasets``, ...). A record keys a pair by caption *text* and video id,
-because MSVD has no caption ids. Real files hold 650K+ records in up to 200 MB, so the reader
-parses the file once, event by event (ijson, C backend when installed), validates each record
-with :class:`FireRecord` and stores it in compact columns: repeated strings and tuples are shared,
-labels are ``int8``, response and queue ids packed ``int64`` arrays. Loading the 200 MB release
-this way takes a small fraction of ``json.load``'s memory (benchmarks/bench_fire_load.py).
+because MSVD has no caption ids. Real files hold 650K+ records in up to 200 MB. :func:`read_fire`
+decodes the file in one call into typed msgspec structs (validated as they are built, faster than
+``json.load``; docs/performance.md) and stores the records in compact columns: repeated strings and
+tuples are shared, labels are ``int8``, response and queue ids packed ``int64`` arrays. The columns
+are then kept under the cache folder, keyed by the file's digest (:mod:`tvrbench.io.fire_cache`), so
+the next command on the same file skips the parse.
+
+Only when msgspec rejects a file does the streaming reader (ijson events, one pydantic
+:class:`FireRecord` per record, :func:`iter_fire`) run, to name the first bad record and field.
 
 In the released data the per-label lists (``annotator_ids``, ``annotator_labels``,
 ``response_ids``, ``queue_ids``, ``models``) have one entry per individual label, so ``models``
@@ -18,14 +22,16 @@ from __future__ import annotations
 
 import json
 import os
-from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from itertools import chain
+from operator import attrgetter
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import ijson
+import msgspec
 import numpy as np
 import pydantic
 from ijson.common import ObjectBuilder
@@ -70,10 +76,19 @@ class RaggedInts:
 
     @classmethod
     def from_rows(cls, rows) -> "RaggedInts":
-        packer = _IntPacker()
-        for row in rows:
-            packer.add(row)
-        return packer.packed()
+        """Pack rows of ints; OverflowError if one does not fit in 64 bits."""
+        rows = list(rows)
+        lengths = np.fromiter(map(len, rows), np.int64, count=len(rows))
+        offsets = np.zeros(len(rows) + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return cls(np.fromiter(chain.from_iterable(rows), np.int64, count=int(offsets[-1])), offsets)
+
+    @classmethod
+    def concatenate(cls, parts: list["RaggedInts"]) -> "RaggedInts":
+        """The rows of ``parts``, one after another."""
+        ends = np.cumsum([0] + [len(part.values) for part in parts])
+        offsets = [part.offsets[1:] + end for part, end in zip(parts, ends)]
+        return cls(np.concatenate([np.empty(0, np.int64)] + [part.values for part in parts]), np.concatenate([np.zeros(1, np.int64), *offsets]))
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -88,20 +103,6 @@ class RaggedInts:
         # position of every kept value: its row's start plus its rank inside the row
         within = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1], lengths)
         return RaggedInts(self.values[np.repeat(starts, lengths) + within], offsets)
-
-
-class _IntPacker:
-    """Builds a :class:`RaggedInts` row by row without keeping Python int objects alive."""
-
-    def __init__(self):
-        self.values, self.offsets = array("q"), array("q", [0])
-
-    def add(self, row) -> None:
-        self.values.extend(row)  # OverflowError beyond 64 bits
-        self.offsets.append(len(self.values))
-
-    def packed(self) -> RaggedInts:
-        return RaggedInts(np.frombuffer(self.values, np.int64).copy(), np.frombuffer(self.offsets, np.int64).copy())
 
 
 @dataclass
@@ -342,6 +343,8 @@ def _validated(path: Path, section: str, index: int, raw: dict) -> FireRecord:
         raise InputError(path, f"{where} {_validation_problem(error)}") from None
     if not record.annotator_labels:
         raise InputError(path, f"{where} has no annotator_labels")
+    if not all(INT64_MIN <= value <= INT64_MAX for value in chain(record.response_ids, record.queue_ids)):
+        raise InputError(path, f"{where}: a response or queue id does not fit in 64 bits")
     return record
 
 
@@ -353,51 +356,93 @@ def iter_fire(path: str | os.PathLike) -> Iterator[FireRecord]:
         yield _validated(path, section, index, raw)
 
 
-def read_fire(path: str | os.PathLike, dataset: str | None = None) -> FireLabels:
-    """Read a FIRE file into :class:`FireLabels`, keeping only ``dataset``'s records if given."""
+def read_fire(path: str | os.PathLike, dataset: str | None = None, cache: bool = True) -> FireLabels:
+    """Read a FIRE file into :class:`FireLabels`, keeping only ``dataset``'s records if given.
+
+    With ``cache`` the columns come from (and go to) the cache when the file's digest has been read
+    before; ``tvrbench fire cache --clear`` empties it.
+    """
+    from tvrbench.io import fire_cache
+
     path = Path(path)
     _check_readable(path)
-    parser = _Parser(path)
+    key = fire_cache.key(path) if cache else None
+    labels = fire_cache.load(key, path) if key else None
+    if labels is None:
+        labels = _parse(path)
+        if key:
+            fire_cache.store(key, labels)
+    return labels if dataset is None else labels.select(dataset)
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+Int64 = Annotated[int, msgspec.Meta(ge=INT64_MIN, le=INT64_MAX)]
+
+
+class _Pair(msgspec.Struct, gc=False):
+    """A record as msgspec decodes it: the checks of :func:`_validated`, as types."""
+
+    annotator_ids: tuple[int, ...]
+    video_id: str
+    query: str
+    annotator_labels: Annotated[tuple[Label, ...], msgspec.Meta(min_length=1)]
+    response_ids: tuple[Int64, ...]
+    queue_ids: tuple[Int64, ...]
+    models: tuple[str, ...]
+    dataset: str
+
+
+class _Annotation(_Pair, gc=False):
+    label: Label
+
+
+class _Disagreement(_Pair, gc=False):
+    label: None = None
+
+
+_TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
+_SECTIONS = {"annotations": msgspec.json.Decoder(list[_Annotation]), "disagreements": msgspec.json.Decoder(list[_Disagreement])}
+_LABEL_OR_NONE = {**LABEL_CODES, None: DISAGREEMENT}
+BATCH = 1 << 14  # records decoded at once: the structs of one batch live only until its columns are taken
+SHARED = ("query", "video_id", "dataset", "models", "annotator_labels", "annotator_ids")
+
+
+def _parse(path: Path) -> FireLabels:
+    """Decode the file with msgspec; if it refuses, the streaming reader names the first problem."""
     share = {}.setdefault  # share(x, x): one object per distinct string or tuple, shared by every row
-    query, video_id, dataset_column, models, annotator_labels, annotator_ids = [], [], [], [], [], []
-    label = array("b")
-    response_ids, queue_ids = _IntPacker(), _IntPacker()
-    present: set[str] = set()
-    for section, index, raw in track(parser.records(), f"reading {path.name}"):
-        record = _validated(path, section, index, raw)
-        present.add(record.dataset)
-        if dataset is not None and record.dataset != dataset:
-            continue
-        query.append(share(record.query, record.query))
-        video_id.append(share(record.video_id, record.video_id))
-        dataset_column.append(share(record.dataset, record.dataset))
-        label.append(DISAGREEMENT if record.label is None else LABEL_CODES[record.label])
-        pooled, votes, annotators = (tuple(record.models), tuple(LABEL_CODES[v] for v in record.annotator_labels), tuple(record.annotator_ids))
-        models.append(share(pooled, pooled))
-        annotator_labels.append(share(votes, votes))
-        annotator_ids.append(share(annotators, annotators))
-        try:
-            response_ids.add(record.response_ids)
-            queue_ids.add(record.queue_ids)
-        except OverflowError:
-            raise InputError(path, f"{section}[{index}]: a response or queue id does not fit in 64 bits") from None
-    if dataset is not None and dataset not in present:
-        raise InputError(path, _no_dataset_message(dataset, sorted(present)))
-    metadata = dict(parser.metadata)
-    if dataset is not None:
-        metadata["datasets"] = [dataset]
+    columns = {name: [] for name in SHARED}
+    label, response_ids, queue_ids = [], [], []
+    try:
+        top = _TOP.decode(path.read_bytes())
+        for name in SECTIONS:
+            raws = _RAW_LIST.decode(top[name])  # each record's bytes, not yet decoded
+            for start in track(range(0, len(raws), BATCH), f"reading {path.name} {name}"):
+                records = _SECTIONS[name].decode(b"[" + b",".join(raws[start : start + BATCH]) + b"]")
+                for column, values in columns.items():
+                    batch = list(map(attrgetter(column), records))
+                    values.extend(map(share, batch, batch))
+                label.append(np.fromiter(map(_LABEL_OR_NONE.__getitem__, map(attrgetter("label"), records)), np.int8, count=len(records)))
+                response_ids.append(RaggedInts.from_rows(list(map(attrgetter("response_ids"), records))))
+                queue_ids.append(RaggedInts.from_rows(list(map(attrgetter("queue_ids"), records))))
+        metadata = {key: msgspec.json.decode(value) for key, value in top.items() if key not in SECTIONS}
+    except (msgspec.DecodeError, KeyError) as error:
+        for _ in iter_fire(path):  # raises InputError at the first bad record, as it always did
+            pass
+        raise InputError(path, f"malformed JSON: {error}") from None  # only what the streaming reader allows
+    codes = {names: tuple(LABEL_CODES[v] for v in names) for names in set(columns["annotator_labels"])}
     return FireLabels(
-        query=np.array(query, dtype=object),
-        video_id=np.array(video_id, dtype=object),
-        label=np.frombuffer(label, np.int8).copy(),
-        dataset=np.array(dataset_column, dtype=object),
-        models=models,
-        annotator_labels=annotator_labels,
-        annotator_ids=annotator_ids,
+        query=np.array(columns["query"], dtype=object),
+        video_id=np.array(columns["video_id"], dtype=object),
+        label=np.concatenate([np.empty(0, np.int8), *label]),
+        dataset=np.array(columns["dataset"], dtype=object),
+        models=columns["models"],
+        annotator_labels=[codes[names] for names in columns["annotator_labels"]],
+        annotator_ids=columns["annotator_ids"],
         metadata=metadata,
         source=str(path),
-        response_ids=response_ids.packed(),
-        queue_ids=queue_ids.packed(),
+        response_ids=RaggedInts.concatenate(response_ids),
+        queue_ids=RaggedInts.concatenate(queue_ids),
     )
 
 

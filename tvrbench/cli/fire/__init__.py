@@ -9,5 +9,5 @@ family: :mod:`.tables`, :mod:`.samples`, :mod:`.queries`, and the ``labels`` con
 
 # isort: off
 # Each module adds its commands to the group; the order of the imports is their order in --help.
-from tvrbench.cli.fire import tables, samples, queries, labels  # noqa: F401
+from tvrbench.cli.fire import tables, samples, queries, labels, cache  # noqa: F401
 # isort: on
