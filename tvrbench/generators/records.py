@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -185,8 +186,9 @@ class ResumableJsonl:
     """Append finished captions to ``OUT.partial``; :meth:`finish` writes ``OUT`` atomically.
 
     Each partial line is ``{"caption_id": ..., "record": {...} | null, "reason": str | null}``; the
-    first line is ``{"signature": ...}``. A partial file from a run with another signature is
-    discarded (its results would differ); a torn last line (the run was killed mid-write) is dropped.
+    first line is ``{"signature": ...}``. A partial file from a run with another signature (other
+    settings, or other weights: a model's signature pins them) is discarded with one line saying which
+    fields differ, so records of two models never mix; a torn last line (the run was killed mid-write) is dropped.
     """
 
     def __init__(self, path: str | Path, signature: str):
@@ -201,6 +203,11 @@ class ResumableJsonl:
         lines = self.partial.read_bytes().decode("utf-8", errors="replace").split("\n")
         header = _json_line(lines[0])
         if not isinstance(header, dict) or header.get("signature") != self.signature:
+            if isinstance(header, dict) and isinstance(header.get("signature"), str):
+                from tvrbench.signature import Signature, diff_signatures
+
+                changed = ", ".join(c.key for c in diff_signatures(Signature.parse(header["signature"]), Signature.parse(self.signature)))
+                print(f"not resuming {self.partial}: its records were made with another {changed}; starting over", file=sys.stderr)
             return {}
         done = {}
         for line in lines[1:]:
