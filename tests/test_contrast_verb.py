@@ -292,7 +292,7 @@ def test_causal_lm_in_batches_equals_one_sentence_at_a_time(tiny_models):
         assert value == pytest.approx(float(torch.exp(loss)), rel=1e-4)
 
 
-def test_t5_and_causal_lm_path_end_to_end(tiny_models, tmp_path):
+def test_t5_and_causal_lm_path_end_to_end(tiny_models, tmp_path, capsys):
     """Fine-tune, contrast with the saved folder; a rerun with other weights (``--model PATH``, the
     park2022 preset) does not resume the first model's partial records."""
     folder, train = tiny_models
@@ -353,15 +353,14 @@ def test_t5_and_causal_lm_path_end_to_end(tiny_models, tmp_path):
     )
     settings = tmp_path / "loose.yaml"
     settings.write_text("perplexity: {ppl_diff_max: 10.0}\nfrequency: {min_train_count: 2}\nt5: {num_beams: 8, num_candidates: 8}\nchunk_size: 3\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "tvrbench.cli", "contrast", "verb", "--captions", str(tmp_path / "c.csv"), "--out", str(out),
-         "--model", str(folder / "t5"), "--lm", str(folder / "gpt2"), "--train-captions", str(train), "--preset", "park2022",
-         "--config", str(settings), "--device", "cpu"],
-        capture_output=True, text=True, cwd=ROOT,
-        env=quiet,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert [line for line in done.stderr.splitlines() if line.startswith("not resuming")] == [
+    from tvrbench.cli import run
+
+    code = run(["contrast", "verb", "--captions", str(tmp_path / "c.csv"), "--out", str(out), "--model", str(folder / "t5"),
+                "--lm", str(folder / "gpt2"), "--train-captions", str(train), "--preset", "park2022", "--config", str(settings),
+                "--device", "cpu"])  # fmt: skip
+    stderr = capsys.readouterr().err
+    assert code == 0, stderr
+    assert [line for line in stderr.splitlines() if line.startswith("not resuming")] == [
         f"not resuming {out}.partial: its records were made with another settings, generator, preset; starting over"
     ]
     rerun = json.loads(Path(f"{out}.json").read_text())

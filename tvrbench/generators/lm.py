@@ -163,28 +163,40 @@ class CausalLM:
     """A transformers causal LM (hub name or local path), batched with padding; results cached by text.
 
     Its name pins the weights (:func:`~tvrbench.generators.t5.model_id`) without loading them; the
-    weights load on the first score, on ``device``, so a process that only signs never holds them.
+    weights load on the first score, on ``device``, so a process that only signs never holds them
+    and a Dask worker that only scores never digests them.
     """
 
     def __init__(self, name_or_path: str, batch_size: int = 16, cache_limit: int = 100_000, device: Device = "cpu"):
-        from tvrbench.generators.t5 import inference_dtype, model_id, torch_device
+        from tvrbench.generators.t5 import torch_device
 
-        identity = model_id(name_or_path)
-        dtype = str(inference_dtype(torch_device(device), "causal")).removeprefix("torch.")
-        self.name = f"causal={identity}" + ("" if dtype == "float32" else f"({dtype})")
+        torch_device(device)  # a GPU asked for and missing is said now, not at the first score
         self.source = name_or_path
-        self.revision = identity.rsplit("@", 1)[1] if identity.startswith(f"{name_or_path}@") else None
         self.device = device
         self.batch_size = batch_size
         self.cache: dict[str, np.ndarray] = {}
         self.cache_limit = cache_limit
 
     @functools.cached_property
+    def pinned(self) -> tuple[str, str | None]:
+        """The weights' id and the hub revision that loads exactly them (None: a folder)."""
+        from tvrbench.generators.t5 import pinned
+
+        return pinned(self.source)
+
+    @functools.cached_property
+    def name(self) -> str:
+        from tvrbench.generators.t5 import inference_dtype, torch_device
+
+        dtype = str(inference_dtype(torch_device(self.device), "causal")).removeprefix("torch.")
+        return f"causal={self.pinned[0]}" + ("" if dtype == "float32" else f"({dtype})")
+
+    @functools.cached_property
     def loaded(self):
         """(model, tokenizer), loaded on first use."""
         from tvrbench.generators.t5 import load_pretrained
 
-        model, tokenizer = load_pretrained("causal", self.source, self.device, self.revision)
+        model, tokenizer = load_pretrained("causal", self.source, self.device, self.pinned[1])
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         return model, tokenizer

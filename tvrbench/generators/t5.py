@@ -36,6 +36,7 @@ PIP_T5 = "pip install 'tvrbench[t5]'"
 
 def torch_device(device: Device) -> str:
     """``auto``: the GPU when torch sees one, else the CPU; ``cuda`` without a GPU is refused."""
+    _transformers()
     import torch
 
     if device == "auto":
@@ -74,10 +75,12 @@ def _source(name_or_path: str) -> str:
 
 
 def _transformers():
+    """The ``transformers`` module; it, or torch, missing is a MissingResource naming the pip install."""
     try:
+        import torch  # noqa: F401
         import transformers
-    except ImportError:
-        raise MissingResource("transformers (T5 and causal language models)", PIP_T5) from None
+    except ImportError as error:
+        raise MissingResource(f"{error.name or 'transformers'} (T5 and causal language models)", PIP_T5) from None
     return transformers
 
 
@@ -140,7 +143,7 @@ def load_pretrained(kind: Literal["seq2seq", "causal"], name_or_path: str, devic
     return model, tokenizer
 
 
-def _pinned(name_or_path: str) -> tuple[str, str | None]:
+def pinned(name_or_path: str) -> tuple[str, str | None]:
     """The model's id for signatures and the revision that loads exactly it (None for a folder)."""
     identity = model_id(name_or_path)
     return identity, (identity.rsplit("@", 1)[1] if identity.startswith(f"{name_or_path}@") else None)
@@ -177,7 +180,7 @@ class T5Verbs:
     def __init__(self, config: T5GeneratorConfig, model_name: str | None = None, device: Device = "cpu"):
         self.config = config
         self.model_name = model_name or config.model
-        identity, revision = _pinned(self.model_name)
+        identity, revision = pinned(self.model_name)
         self.model, self.tokenizer = load_pretrained("seq2seq", self.model_name, device, revision)
         if SENTINEL not in self.tokenizer.get_vocab() or NEXT_SENTINEL not in self.tokenizer.get_vocab():
             raise InputError(self.model_name, f"tokenizer has no {SENTINEL} / {NEXT_SENTINEL} sentinels; not a T5 span-corruption model")
