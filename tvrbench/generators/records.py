@@ -204,10 +204,8 @@ class ResumableJsonl:
         header = _json_line(lines[0])
         if not isinstance(header, dict) or header.get("signature") != self.signature:
             if isinstance(header, dict) and isinstance(header.get("signature"), str):
-                from tvrbench.signature import Signature, diff_signatures
-
-                changed = ", ".join(c.key for c in diff_signatures(Signature.parse(header["signature"]), Signature.parse(self.signature)))
-                print(f"not resuming {self.partial}: its records were made with another {changed}; starting over", file=sys.stderr)
+                print(f"not resuming {self.partial}: its records were made with another {self._changed(header['signature'])}; starting over",
+                      file=sys.stderr)  # fmt: skip
             return {}
         done = {}
         for line in lines[1:]:
@@ -216,6 +214,15 @@ class ResumableJsonl:
                 break  # torn tail of an interrupted write (or damage): everything before it is complete
             done[entry["caption_id"]] = entry
         return done
+
+    def _changed(self, other: str) -> str:
+        """The signature fields ``other`` differs in (``signature`` when it is not one)."""
+        from tvrbench.signature import Signature, diff_signatures
+
+        try:
+            return ", ".join(change.key for change in diff_signatures(Signature.parse(other), Signature.parse(self.signature)))
+        except ValueError:
+            return "signature"
 
     def __enter__(self) -> "ResumableJsonl":
         self.partial.parent.mkdir(parents=True, exist_ok=True)
