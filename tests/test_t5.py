@@ -276,13 +276,29 @@ def run(code: str, **env) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env={**QUIET, **env}, timeout=300)
 
 
+def test_hub_names_are_pinned_to_their_commit_and_a_bad_one_offline_is_one_line(tiny, tmp_path):
+    """Offline, from a hub cache laid out as huggingface_hub writes it: ``name@commit`` in the
+    signature and the weights loaded at that commit; a name not in the cache says it is offline."""
+    import shutil
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "models--tiny-org--t5"
+    shutil.copytree(tiny / "t5", repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    code = ("import sys\nfrom tvrbench.cli import run\nfrom tvrbench.generators.config import T5GeneratorConfig\n"
+            "from tvrbench.generators.t5 import T5Verbs\nprint(T5Verbs(T5GeneratorConfig(model='tiny-org/t5')).name)\n"
+            f"sys.exit(run(['contrast', 'finetune-t5', '--train-captions', {str(tiny / 'train.csv')!r}, '--out', {str(tmp_path / 'o')!r}, "
+            "'--model', 'no-such-org/t5-nope']))")  # fmt: skip
+    done = run(code, HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(tmp_path / "hub"))
+    assert done.stdout.strip() == f"t5=tiny-org/t5@{commit}"
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+        "tvrbench: error: no-such-org/t5-nope: not in the local cache and the hub cannot be reached (offline); "
+        "download it on a machine with network, or pass a folder"
+    ]
+
+
 def test_load_errors_are_one_line_with_the_cause(tiny, tmp_path, monkeypatch):
-    # a bad name offline: the cause is the missing network, not "not found"
-    done = run("from tvrbench.cli import main; import sys; sys.argv = ['tvrbench', 'contrast', 'finetune-t5', '--train-captions', "
-               f"{str(tiny / 'train.csv')!r}, '--out', {str(tmp_path / 'o')!r}, '--model', 'no-such-org/t5-nope']; sys.exit(main())",
-               HF_HUB_OFFLINE="1")  # fmt: skip
-    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
-    assert "no-such-org/t5-nope: not in the local cache and the hub cannot be reached (offline)" in done.stderr
     # transformers not importable: the pip install that brings it
     with pytest.raises(MissingResource, match=r"pip install 'tvrbench\[t5\]'"):
         monkeypatch.setitem(sys.modules, "transformers", None)

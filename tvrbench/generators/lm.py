@@ -162,7 +162,7 @@ class NGramLM:
 class CausalLM:
     """A transformers causal LM (hub name or local path), batched with padding; results cached by text.
 
-    Its name pins the weights (:func:`~tvrbench.generators.t5.model_id`) without loading them; the
+    Its name pins the weights (:func:`~tvrbench.generators.t5.pinned`) without loading them; the
     weights load on the first score, on ``device``, so a process that only signs never holds them
     and a Dask worker that only scores never digests them.
     """

@@ -2,7 +2,7 @@
 the K best distinct fills of beam search; and fine-tuning T5 on training captions.
 
 Models load by hub name or local path through ``transformers``' Auto classes, never with remote
-code, on the device ``--device`` names (:func:`torch_device`); :func:`model_id` pins the hub
+code, on the device ``--device`` names (:func:`torch_device`); :func:`pinned` names the hub
 commit or the folder's digest for signatures. Each beam ends at ``<extra_id_1>`` (or EOS): its fill
 is the text after ``<extra_id_0>``; a beam without ``<extra_id_0>`` (an untrained model) is taken
 whole, and one cut off by ``max_new_tokens`` before it ended is dropped.
@@ -84,25 +84,26 @@ def _transformers():
     return transformers
 
 
-def model_id(name_or_path: str) -> str:
-    """``name@commit`` (the hub snapshot it loads) or ``path:digest`` (the folder's files), so two
-    runs with different weights never share a signature."""
+def pinned(name_or_path: str) -> tuple[str, str | None]:
+    """The model's id for signatures, ``name@commit`` (the hub snapshot) or ``path:digest`` (the
+    folder's files), and the revision that loads exactly it (None: a folder); so two runs with
+    different weights never share a signature."""
     from tvrbench.signature import file_digest
 
-    source = _source(name_or_path)
-    if source != name_or_path or Path(source).is_dir():
-        return f"{name_or_path}:{file_digest(source)}"
-    return f"{name_or_path}@{_revision(name_or_path)}"
+    if _is_path(name_or_path):
+        return f"{name_or_path}:{file_digest(_source(name_or_path))}", None
+    revision = _revision(name_or_path)
+    return f"{name_or_path}@{revision or 'unpinned'}", revision
 
 
-def _revision(name: str) -> str:
+def _revision(name: str) -> str | None:
     """The commit of the hub snapshot ``config.json`` resolves to (from the cache when offline)."""
     hub = _transformers().utils.hub
     try:
         path = hub.cached_file(name, "config.json")
     except Exception as error:  # noqa: BLE001 - every cause becomes one line (load_error)
         raise load_error(name, error) from None
-    return hub.extract_commit_hash(path, None) or "unknown"
+    return hub.extract_commit_hash(path, None)
 
 
 def load_error(name_or_path: str, error: BaseException) -> Exception:
@@ -114,7 +115,7 @@ def load_error(name_or_path: str, error: BaseException) -> Exception:
     text = " ".join(str(e) for e in chain).lower()
     if kinds & {"OutOfMemoryError", "MemoryError"} or "out of memory" in text:
         problem = "out of memory while loading it (try --device cpu, or a smaller model)"
-    elif kinds & {"GatedRepoError"} or "gated" in text or "401" in text or "403" in text:
+    elif kinds & {"GatedRepoError"} or "gated" in text or "401 client error" in text or "403 client error" in text:
         problem = "access denied: a gated or private model needs a token (HF_TOKEN in the environment) with access to it"
     elif kinds & {"RepositoryNotFoundError", "RevisionNotFoundError"} or "not a valid model identifier" in text:
         problem = "not found on the hub (check the name) and not a local folder"
@@ -141,12 +142,6 @@ def load_pretrained(kind: Literal["seq2seq", "causal"], name_or_path: str, devic
         raise load_error(name_or_path, error) from None
     model.eval()
     return model, tokenizer
-
-
-def pinned(name_or_path: str) -> tuple[str, str | None]:
-    """The model's id for signatures and the revision that loads exactly it (None for a folder)."""
-    identity = model_id(name_or_path)
-    return identity, (identity.rsplit("@", 1)[1] if identity.startswith(f"{name_or_path}@") else None)
 
 
 # --------------------------------------------------------------------------- candidates
@@ -381,7 +376,7 @@ def finetune_t5(model_name: str, texts: Sequence[str], out: str | Path, config: 
     shutil.rmtree(staging, ignore_errors=True)
     model.save_pretrained(staging)
     tokenizer.save_pretrained(staging)
-    summary = {"base_model": model_id(model_name), "masking": config.masking, "examples": len(train), "held_out_examples": len(validation),
+    summary = {"base_model": pinned(model_name)[0], "masking": config.masking, "examples": len(train), "held_out_examples": len(validation),
                "steps": len(losses), "loss_first": losses[0], "loss_last": losses[-1], "held_out_loss": validation_losses,
                "settings": config.model_dump()}  # fmt: skip
     (staging / "tvrbench_finetune.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
