@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tiny_models import build_tiny_models, synthetic_captions
 
 from tvrbench.generators import verb_contrasts
 from tvrbench.generators.base import CaptionItem, ContrastSearch
@@ -286,55 +287,10 @@ def test_parse_fill_reads_the_first_sentinel():
 
 # --------------------------------------------------------------------------- tiny T5 and GPT-2
 
-SUBJECTS = ["a man", "a woman", "the boy", "a girl", "two people"]
-VERBS = ["is playing", "is cooking", "is holding", "is cleaning", "is throwing", "is pushing"]
-OBJECTS = ["a guitar", "the ball", "some food", "a car", "the door"]
-
-
-def synthetic_captions() -> list[str]:
-    return [f"{s} {v} {o}" for s in SUBJECTS for v in VERBS for o in OBJECTS]
-
-
-def make_tokenizer(texts, extra_special: list[str], **names):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from tokenizers.processors import TemplateProcessing
-    from transformers import PreTrainedTokenizerFast
-
-    tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tokenizer.decoder = decoders.WordPiece(prefix="##")
-    specials = list(dict.fromkeys([*names.values(), "<unk>", *extra_special]))
-    tokenizer.train_from_iterator(texts, trainers.WordLevelTrainer(special_tokens=specials))
-    if "eos_token" in names and "bos_token" not in names:
-        eos = names["eos_token"]
-        tokenizer.post_processor = TemplateProcessing(single=f"$A {eos}", special_tokens=[(eos, tokenizer.token_to_id(eos))])
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="<unk>", additional_special_tokens=extra_special, **names)
-
 
 @pytest.fixture(scope="module")
 def tiny_models(tmp_path_factory):
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel, T5Config, T5ForConditionalGeneration
-
-    torch.manual_seed(0)
-    folder = tmp_path_factory.mktemp("tiny")
-    texts = synthetic_captions()
-    sentinels = [f"<extra_id_{i}>" for i in range(4)]
-    t5_tok = make_tokenizer(texts, sentinels, pad_token="<pad>", eos_token="</s>")
-    t5 = T5ForConditionalGeneration(T5Config(
-        vocab_size=len(t5_tok), d_model=32, d_ff=64, d_kv=8, num_layers=2, num_decoder_layers=2, num_heads=2,
-        pad_token_id=t5_tok.pad_token_id, eos_token_id=t5_tok.eos_token_id, decoder_start_token_id=t5_tok.pad_token_id,
-    ))  # fmt: skip
-    t5.save_pretrained(folder / "t5")
-    t5_tok.save_pretrained(folder / "t5")
-    gpt_tok = make_tokenizer(texts, [], bos_token="<|endoftext|>", eos_token="<|endoftext|>")
-    gpt = GPT2LMHeadModel(GPT2Config(vocab_size=len(gpt_tok), n_embd=32, n_layer=2, n_head=2, n_positions=64,
-                                     bos_token_id=gpt_tok.bos_token_id, eos_token_id=gpt_tok.eos_token_id))  # fmt: skip
-    gpt.save_pretrained(folder / "gpt2")
-    gpt_tok.save_pretrained(folder / "gpt2")
-    train = folder / "train.csv"
-    train.write_text("caption_id,text,video_id\n" + "".join(f"t{i},{t},v{i}\n" for i, t in enumerate(texts)))
-    return folder, train
+    return build_tiny_models(tmp_path_factory.mktemp("tiny"))
 
 
 def test_causal_lm_in_batches_equals_one_sentence_at_a_time(tiny_models):
@@ -353,38 +309,45 @@ def test_causal_lm_in_batches_equals_one_sentence_at_a_time(tiny_models):
         assert value == pytest.approx(float(torch.exp(loss)), rel=1e-4)
 
 
-def test_t5_and_causal_lm_path_end_to_end(tiny_models, tmp_path):
+def test_t5_and_causal_lm_path_end_to_end(tiny_models, tmp_path, capsys):
+    """Fine-tune, contrast with the saved folder; a rerun with other weights (``--model PATH``, the
+    park2022 preset) does not resume the first model's partial records."""
     folder, train = tiny_models
     tuned = tmp_path / "t5-tuned"
+    masking = tmp_path / "finetune.yaml"  # the masking the candidates are asked for: a tiny model learns it in a few epochs
+    masking.write_text("masking: verb-phrases\nepochs: 4\nlearning_rate: 0.01\n")
+    quiet = {**os.environ, "TRANSFORMERS_VERBOSITY": "error", "OMP_NUM_THREADS": "1"}  # tiny models: one thread is faster
     done = subprocess.run(
         [sys.executable, "-m", "tvrbench.cli", "contrast", "finetune-t5", "--train-captions", str(train),
-         "--model", str(folder / "t5"), "--out", str(tuned)],
-        capture_output=True, text=True, cwd=ROOT,
+         "--model", str(folder / "t5"), "--out", str(tuned), "--device", "cpu", "--seed", "1", "--config", str(masking)],
+        capture_output=True, text=True, cwd=ROOT, env=quiet,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert json.loads((tuned / "tvrbench_finetune.json").read_text())["examples"] == len(synthetic_captions())
+    summary = json.loads((tuned / "tvrbench_finetune.json").read_text())
+    assert summary["masking"] == "verb-phrases" and len(summary["held_out_loss"]) == 4 and summary["settings"]["seed"] == 1
 
     captions = Captions([f"c{i}" for i in range(6)], synthetic_captions()[::25], [f"v{i}" for i in range(6)])
     config = VerbConfig(
         generator="t5",
-        t5=T5GeneratorConfig(model=str(tuned), max_new_tokens=4),
+        t5=T5GeneratorConfig(model=str(tuned), num_beams=8, num_candidates=8),
         lm=str(folder / "gpt2"),
         perplexity=PerplexityConfig(ppl_diff_max=10.0),
         frequency=FrequencyConfig(min_train_count=2),
         chunk_size=3,
+        device="cpu",
     )
     from tvrbench.generators.t5 import T5Verbs, masked_input
     from tvrbench.resources import spacy_pipeline
 
     generator = T5Verbs(config.t5)
     doc = spacy_pipeline("en_core_web_sm")(captions.texts[0])
-    beams = generator.beams([masked_input(doc, 2, 4)])
-    assert len(beams) == 1 and len(beams[0]) == 50  # K = 50 beams of beam search, parsed
+    (beams,) = generator.beams([masked_input(doc, 2, 4)])
+    assert 0 < len(beams) <= 8  # the beams that ended at <extra_id_1> or EOS, parsed
 
     out = tmp_path / "verb.jsonl"
     records, sidecar = verb_contrasts(captions, out, config, read_captions(train))
     signature = sidecar["signature"]
-    assert "generator:t5=" in signature and f"lm:causal={folder / 'gpt2'}" in signature and "frequency:train-captions" in signature
+    assert f"generator:t5={tuned}:" in signature and f"lm:causal={folder / 'gpt2'}:" in signature and "frequency:train-captions" in signature
     rejected = sidecar["candidates_rejected"]
     assert records or rejected, "candidates were generated and judged"
     for record in records:
@@ -393,11 +356,33 @@ def test_t5_and_causal_lm_path_end_to_end(tiny_models, tmp_path):
         ppl = record.filters["perplexity"]
         assert ppl["score"] == pytest.approx((ppl["ppl_contrast"] - ppl["ppl_original"]) / ppl["ppl_original"], abs=1e-4)
         assert record.filters["frequency"]["score"] > 2
-        assert 0 <= record.details["beam_rank"] < 50
+        assert 0 <= record.details["t5_rank"] < 8
     lines = out.read_text().splitlines()
     assert len(lines) == len(records)
     assert np.isfinite([r.filters["perplexity"]["ppl_contrast"] for r in records]).all()
-    assert sidecar["plausibility"]["lm"] == f"causal={folder / 'gpt2'}" and sidecar["plausibility"]["pairs"] == len(records)
+    assert sidecar["plausibility"]["lm"].startswith(f"causal={folder / 'gpt2'}:") and sidecar["plausibility"]["pairs"] == len(records)
+
+    # an interrupted run of the tuned model, rerun with the untuned one: its record is not resumed
+    planted = {"caption_id": "c0", "record": None, "reason": "planted"}
+    (tmp_path / "verb.jsonl.partial").write_text(json.dumps({"signature": signature}) + "\n" + json.dumps(planted) + "\n")
+    (tmp_path / "c.csv").write_text(
+        "caption_id,text,video_id\n" + "".join(f"{c},{t},{v}\n" for c, t, v in zip(captions.caption_ids, captions.texts, captions.video_ids))
+    )
+    settings = tmp_path / "loose.yaml"
+    settings.write_text("perplexity: {ppl_diff_max: 10.0}\nfrequency: {min_train_count: 2}\nt5: {num_beams: 8, num_candidates: 8}\nchunk_size: 3\n")
+    from tvrbench.cli import run
+
+    code = run(["contrast", "verb", "--captions", str(tmp_path / "c.csv"), "--out", str(out), "--model", str(folder / "t5"),
+                "--lm", str(folder / "gpt2"), "--train-captions", str(train), "--preset", "park2022", "--config", str(settings),
+                "--device", "cpu"])  # fmt: skip
+    stderr = capsys.readouterr().err
+    assert code == 0, stderr
+    assert [line for line in stderr.splitlines() if line.startswith("not resuming")] == [
+        f"not resuming {out}.partial: its records were made with another settings, generator, preset; starting over"
+    ]
+    rerun = json.loads(Path(f"{out}.json").read_text())
+    assert "preset:park2022" in rerun["signature"] and f"generator:t5={folder / 't5'}:" in rerun["signature"]
+    assert "planted" not in json.dumps(rerun["counts"])
 
 
 def test_verb_lexicon_equals_wordnet_and_is_cached_on_disk(tmp_path, monkeypatch):

@@ -190,15 +190,18 @@ def sentence_model_path(name: str = DEFAULT_SENTENCE_MODEL) -> str:
 
 
 @functools.lru_cache(maxsize=2)
-def sentence_model(name: str = DEFAULT_SENTENCE_MODEL):
-    """A SentenceTransformer on the CPU; remote code is never trusted."""
+def sentence_model(name: str = DEFAULT_SENTENCE_MODEL, device: str = "cpu"):
+    """A SentenceTransformer on ``device`` (auto, cpu or cuda; in fp32: cosines meet fixed thresholds);
+    remote code is never trusted."""
     if importlib.util.find_spec("sentence_transformers") is None:
         raise MissingResource("sentence-transformers", "pip install 'tvrbench[embeddings]'")
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()  # a local model loads in a blink; keep stderr for our own lines
-    return SentenceTransformer(sentence_model_path(name), device="cpu", trust_remote_code=False)
+    from tvrbench.generators.t5 import torch_device
+
+    return SentenceTransformer(sentence_model_path(name), device=torch_device(device), trust_remote_code=False)
 
 
 # --------------------------------------------------------------------------- doctor

@@ -22,6 +22,7 @@ CAPTIONS_HELP = "Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSF
 CONTRAST_OUT = beside(".json", ".partial")
 FINETUNE_OUT = Writes((lambda path: path, lambda path: path.with_name(f".{path.name}.partial")), folder=True)
 OUT_HELP = "Output JSONL, one record per contrast; signature and counts go to OUT.json. Resumes an interrupted run."
+DEVICE_HELP = "Where T5, a causal LM and the sentence model run: auto (the GPU when torch sees one, bf16/fp16 where safe), cpu or cuda."
 
 
 def _report(out: Path, sidecar: dict) -> None:
@@ -102,6 +103,10 @@ def verb(
     ),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/verb.yaml)."),
+    preset: Optional[str] = typer.Option(
+        None, "--preset", help="park2022: Park et al.'s settings (T5, gpt2-xl, their thresholds; docs/contrast.md); --config and flags win."
+    ),
+    device: Optional[str] = typer.Option(None, "--device", help=DEVICE_HELP + " [default: auto]"),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
 ):
@@ -114,8 +119,9 @@ def verb(
     if model is not None and generator == "wordnet":
         raise InputError(None, "--model names a T5 model; it cannot go with --generator wordnet")
     settings = load_config(
-        config, VerbConfig, generator="t5" if model is not None else generator, lm=lm, seed=seed, t5=None if model is None else {"model": model}
-    )
+        config, VerbConfig, generator="t5" if model is not None else generator, lm=lm, seed=seed, preset=preset, device=device,
+        t5=None if model is None else {"model": model},
+    )  # fmt: skip
     train = reading.read(train_captions, filter_videos=False) if train_captions else None
     with dask_client(workers, scheduler) as client:
         _, sidecar = verb_contrasts(reading.read(captions), out, settings, train, client)
@@ -131,20 +137,19 @@ def finetune_t5(
     out: Path = typer.Option(..., "--out", help="Folder for the fine-tuned model (written complete or not at all)."),
     model: str = typer.Option("t5-base", "--model", help="T5 model to start from, hub name or local folder."),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/finetune-t5.yaml)."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed: the same seed gives the same weights. [default: 0]"),
+    device: Optional[str] = typer.Option(None, "--device", help=DEVICE_HELP + " [default: auto]"),
 ):
-    """Fine-tune T5 with span corruption of verb phrases (Park et al. §3.2), for --model of contrast verb."""
+    """Fine-tune T5 on the captions with its own span corruption (or verb-phrase masking, masking:
+    verb-phrases in --config), for --model of contrast verb."""
     from tvrbench.generators.config import FinetuneConfig, load_config
     from tvrbench.generators.runner import check_texts
     from tvrbench.generators.t5 import finetune_t5 as run_finetune
-    from tvrbench.generators.t5 import span_corruption_examples
-    from tvrbench.generators.verb import VerbPhrases
-    from tvrbench.resources import spacy_pipeline
 
-    settings = load_config(config, FinetuneConfig)
+    settings = load_config(config, FinetuneConfig, seed=seed, device=device)
     table = reading.read(train_captions)
     check_texts(table)
-    nlp = spacy_pipeline("en_core_web_sm")
-    examples = span_corruption_examples(nlp.pipe(table.texts, batch_size=256), VerbPhrases(nlp))
-    summary = run_finetune(model, examples, out, settings)
-    typer.echo(f"wrote {out}: {summary['examples']} examples, {summary['steps']} steps, "
-               f"loss {summary['loss_first']:.3f} -> {summary['loss_last']:.3f}", err=True)  # fmt: skip
+    summary = run_finetune(model, table.texts, out, settings)
+    held_out = ", ".join(f"{loss:.3f}" for loss in summary["held_out_loss"] if loss is not None) or "none"
+    typer.echo(f"wrote {out}: {summary['examples']} {summary['masking']} examples, {summary['steps']} steps, "
+               f"loss {summary['loss_first']:.3f} -> {summary['loss_last']:.3f}, held-out loss per epoch {held_out}", err=True)  # fmt: skip

