@@ -334,3 +334,15 @@ def test_other_or_edited_analysis_json_is_shown_as_plain_tables():
     assert analysis_tables(plain) is None and analysis_tables(edited) is None
     page = render_report(ReportContent(analyses={"plain": plain, "edited": edited}))
     assert "<th>pairs</th>" in page and 'class="analysis"' not in page
+
+
+def test_a_blind_score_says_which_of_its_two_figures_it_is_and_its_signature_sits_below():
+    from tvrbench.report.html import BLIND_NOTES, analysis_section
+
+    signature = "tvrbench:0.1.0|numpy:2.4.6|mc:abc|scores:scorer=blind"
+    for reference, note in BLIND_NOTES.items():
+        page = analysis_section("mc_blind", {"accuracy": 0.4, "n": 23, "blind_reference": {reference: 23}, "signature": signature})
+        assert note in page and (("caption oracle" in note) == (reference == "other captions of the video"))
+        table, _, below = page.partition("</table>")
+        assert "0.4000" in table and signature not in table and signature in below
+    assert "caption oracle" not in analysis_section("mc_scores", {"accuracy": 0.4, "n": 23})

@@ -63,6 +63,7 @@ def report(
     reading: CaptionsReading,
     out: Path = typer.Option(..., "--out", help="The HTML page to write."),
     title: str = typer.Option("tvrbench report", "--title"),
+    subtitle: str = typer.Option("", "--subtitle", help="A line under the title: what the models or the data are."),
     results: list[str] = typer.Option([], "--results", help='NAME=R.json (repeatable): tvrbench evaluate --json output or {"models": {...}}.'),
     analysis: list[str] = typer.Option(
         [], "--analysis", help="NAME=A.json (repeatable): any analysis JSON; tvrbench fire ... --json as the paper's tables."
@@ -82,6 +83,7 @@ def report(
 
     content = ReportContent(
         title=title,
+        subtitle=subtitle,
         results={name: read_results(path) for name, path in named_paths(results, "--results").items()},
         analyses={name: read_json(path) for name, path in named_paths(analysis, "--analysis").items()},
         plots=plot_files(plots),

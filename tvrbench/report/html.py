@@ -117,10 +117,30 @@ def json_block(value, depth: int = 0) -> str:
         table = _table(["", *header], [[name, *(item.get(key) for key in header)] for name, item in value.items()]) if header else ""
         nested = {f"{name} › {key}": field for name, item in value.items() for key, field in item.items() if not _scalar(field)}
     else:
-        scalars = [[key, item] for key, item in value.items() if _scalar(item)]
-        table = _table(["", "value"], scalars) if scalars else ""
+        scalars = [[key, item] for key, item in value.items() if _scalar(item) and not _is_signature(item)]
+        # a signature under the table, not in it: its width would push the values to the far right
+        table = (_table(["", "value"], scalars) if scalars else "") + "".join(
+            f'<p class="signature">{_e(key)}: {_e(item)}</p>' for key, item in value.items() if _is_signature(item)
+        )
         nested = {key: item for key, item in value.items() if not _scalar(item)}
     return table + "".join(f"<h4>{_e(key)}</h4>{json_block(item, depth + 1)}" for key, item in nested.items())
+
+
+def _is_signature(value) -> bool:
+    return isinstance(value, str) and value.startswith("tvrbench:")
+
+
+# Beside a blind MC score: which of its two figures it is (mc score with or without --captions).
+BLIND_NOTES = {
+    "other captions of the video": (
+        "Blind scorer with the video's other captions (<code>--captions</code>): it reads human descriptions of the "
+        "video, so this is a caption oracle, an upper reference for a model, not a text-only baseline."
+    ),
+    "other options (nothing known of the video)": (
+        "Blind scorer on the options alone: the text-only baseline a paper reports (chance is 1 in 5); well above "
+        "chance means the options give the answer away without the video."
+    ),
+}
 
 
 def analysis_section(name: str, value) -> str:
@@ -129,7 +149,9 @@ def analysis_section(name: str, value) -> str:
 
     tables = analysis_tables(value)
     if tables is None:
-        return f"<h3>{_e(name)}</h3>{json_block(value)}"
+        references = value.get("blind_reference") or {} if isinstance(value, dict) else {}
+        notes = "".join(f'<p class="note">{BLIND_NOTES[reference]}</p>' for reference in references if reference in BLIND_NOTES)
+        return f"<h3>{_e(name)}</h3>{notes}{json_block(value)}"
     signatures = "".join(f'<p class="signature">{_e(text)}</p>' for text in signatures_in(value))
     return f"<h3>{_e(name)}</h3>{''.join(map(paper_table, tables))}<details><summary>signature</summary>{signatures}</details>"
 
@@ -234,7 +256,7 @@ def render_report(content: ReportContent) -> str:
     if content.analyses:
         sections.append(("analyses", "Analyses", "".join(analysis_section(name, value) for name, value in content.analyses.items())))
     if content.plots:
-        sections.append(("plots", "Plots", "".join(plot_figure(Path(p)) for p in content.plots)))
+        sections.append(("plots", "Plots", '<div class="plots">' + "".join(plot_figure(Path(p)) for p in content.plots) + "</div>"))
     if content.viewer is not None:
         sections.append(("viewer", "Per-query viewer", VIEWER_HTML.format(k=content.viewer["k"])))
     if content.mc:
