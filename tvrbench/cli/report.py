@@ -42,6 +42,19 @@ def plot_files(paths: list[Path]) -> list[Path]:
     return found
 
 
+def mc_picks(path: Path, analyses: dict[str, object], n: int) -> dict[str, list[int]]:
+    """Each ``mc score`` JSON among the analyses that scored this split (its signature names the
+    split's digest): the option it chose for every instance."""
+    from tvrbench.signature import file_digest
+
+    field = f"|mc:{file_digest(path)}|"
+    return {
+        name: value["picks"]
+        for name, value in analyses.items()
+        if isinstance(value, dict) and isinstance(value.get("picks"), list) and len(value["picks"]) == n and field in f"|{value.get('signature')}|"
+    }
+
+
 def mc_items(path: Path):
     """An MC split and, from its sidecar ``MC.tsv.json`` when present, which option is the contrast,
     how plausible the contrasts read and whether text alone gives them away."""
@@ -89,6 +102,8 @@ def report(
         plots=plot_files(plots),
         mc={name: mc_items(path) for name, path in named_paths(mc, "--mc").items()},
     )
+    for name, path in named_paths(mc, "--mc").items():
+        content.mc[name].picks = mc_picks(path, content.analyses, len(content.mc[name].instances))
     if scores:
         if queries is None or videos is None:
             raise InputError("--scores", "the viewer needs --queries and --videos too")

@@ -101,7 +101,7 @@ def score_mc(
     """Accuracy and tie rate overall, and the Table 4 / Table 5 subsets that the inputs allow."""
     labels = np.array([inst.label for inst in instances])
     correct, tie = mc_outcomes(scores, labels)
-    result = summarize(correct, tie)
+    result = {**summarize(correct, tie), "picks": scores.argmax(axis=1).tolist()}  # each instance's choice (the first if tied), for the report
     if contrast_options is None:
         return result
     matched = _match_records(instances, contrast_options, records or ())

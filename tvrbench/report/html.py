@@ -33,6 +33,7 @@ class MCItems:
     contrast_options: list[int | None] | None = None  # from the split's sidecar; else guessed by text similarity
     plausibility: dict | None = None  # the sidecar's: how a language model reads its contrast set (generators/lm.py)
     audit: dict | None = None  # the sidecar's: whether text alone gives its contrasts away (evaluation/audit.py)
+    picks: dict[str, list[int]] = field(default_factory=dict)  # scorer -> each instance's chosen option (mc score's JSON)
 
 
 @dataclass
@@ -221,9 +222,19 @@ def audit_note(saved: dict) -> str:
     )
 
 
+def _pick_cell(pick: int, label: int, contrast: int | None) -> str:
+    """A scorer's choice, coloured as the option it chose: the positive, the contrast or another negative."""
+    if pick == label:
+        return f'<td class="mc-positive">{pick}: positive</td>'
+    if pick == contrast:
+        return f'<td class="mc-contrast">{pick}: contrast</td>'
+    return f"<td>{pick}: other</td>"
+
+
 def mc_section(name: str, items: MCItems) -> str:
     shown = items.instances[:MC_SHOWN]
     header = "".join(f"<th>option {i}</th>" for i in range(len(shown[0].endings))) if shown else ""
+    header += "".join(f"<th>{_e(scorer)} picks</th>" for scorer in items.picks)
     rows = []
     for number, instance in enumerate(shown):
         contrast = items.contrast_options[number] if items.contrast_options is not None else guess_contrast(instance)
@@ -235,6 +246,7 @@ def mc_section(name: str, items: MCItems) -> str:
                 cells.append(f'<td class="mc-contrast" title="contrast">{highlight_edit(instance.positive, text)}</td>')
             else:
                 cells.append(f"<td>{_e(text)}</td>")
+        cells += [_pick_cell(picks[number], instance.label, contrast) for picks in items.picks.values()]
         rows.append(f"<tr><td>{_e(instance.clip)}</td>{''.join(cells)}</tr>")
     more = f" (first {MC_SHOWN} shown)" if len(items.instances) > MC_SHOWN else ""
     note = (plausibility_note(items.plausibility) if items.plausibility else "") + (audit_note(items.audit) if items.audit else "")
