@@ -41,7 +41,23 @@ def demo_out(tmp_path_factory) -> Path:
     assert result.returncode == 0, f"demo failed offline ({how}):\n{result.stderr[-3000:]}"
     assert result.stdout == ""  # progress and commands go to stderr
     assert "$ tvrbench evaluate" in result.stderr and "$ tvrbench publish" in result.stderr
+    (out.parent / "stderr.txt").write_text(result.stderr, encoding="utf-8")
     return out
+
+
+def test_demo_ends_with_the_summary_the_readme_shows(demo_out):
+    """The README's copy of the summary is the demo's, line for line, and its numbers are the outputs'."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    (block,) = [block for block in readme.split("```text\n")[1:] if "C@1 with FIRE" in block]
+    shown = [line.rstrip() for line in block.split("```")[0].splitlines()]
+    printed = [line.rstrip() for line in (demo_out.parent / "stderr.txt").read_text(encoding="utf-8").splitlines()]
+    start = printed.index(shown[0])
+    assert printed[start : start + len(shown)] == shown
+    assert printed[start + len(shown)].startswith("done in") and str(demo_out / "results.json") in printed[start + len(shown)]
+    strong = json.loads((demo_out / "evaluation" / "strong.json").read_text())
+    assert f"│ strong      │              {strong['original']['C@1']:.3f} │" in block
+    verb = json.loads((demo_out / "analyses" / "mc_blind_alone_verb.json").read_text())
+    assert f"{verb['accuracy']:.3f}" in next(line for line in shown if line.startswith("│ verb"))
 
 
 def test_results_are_the_engine_with_fire_labels_and_syn_relevance(demo_out):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -334,3 +335,36 @@ def test_other_or_edited_analysis_json_is_shown_as_plain_tables():
     assert analysis_tables(plain) is None and analysis_tables(edited) is None
     page = render_report(ReportContent(analyses={"plain": plain, "edited": edited}))
     assert "<th>pairs</th>" in page and 'class="analysis"' not in page
+
+
+def test_a_blind_score_says_which_of_its_two_figures_it_is_and_its_signature_sits_below():
+    from tvrbench.report.html import BLIND_NOTES, analysis_section
+
+    signature = "tvrbench:0.1.0|numpy:2.4.6|mc:abc|scores:scorer=blind"
+    for reference, note in BLIND_NOTES.items():
+        page = analysis_section("mc_blind", {"accuracy": 0.4, "n": 23, "blind_reference": {reference: 23}, "signature": signature})
+        assert note in page and (("caption oracle" in note) == (reference == "other captions of the video"))
+        table, _, below = page.partition("</table>")
+        assert "0.4000" in table and signature not in table and signature in below
+    assert "caption oracle" not in analysis_section("mc_scores", {"accuracy": 0.4, "n": 23})
+
+
+def test_mc_rows_show_each_scorers_pick_beside_the_options(tmp_path):
+    from tvrbench.cli import run
+    from tvrbench.io.mc import read_mc
+
+    split, scores = tmp_path / "random.tsv", tmp_path / "scores.npy"
+    assert run(["mc", "build", "--captions", str(sample_path("captions.csv")), "--kind", "random", "--out", str(split)]) == 0
+    instances = read_mc(split)
+    choice = np.arange(len(instances)) % 5  # the positive for some instances, another option for the rest
+    np.save(scores, np.eye(5, dtype=np.float32)[choice])
+    assert run(["mc", "score", "--mc", str(split), "--scores", str(scores), "--json", str(tmp_path / "scored.json")]) == 0
+    assert run(["mc", "score", "--mc", str(split), "--scores", str(scores), "--json", str(tmp_path / "other.json")]) == 0
+    (tmp_path / "other.json").write_text((tmp_path / "other.json").read_text().replace("|mc:", "|mc:0"))  # another split's score
+    page = tmp_path / "report.html"
+    args = ["report", "--out", str(page), "--mc", f"random={split}", "--analysis", f"mine={tmp_path / 'scored.json'}"]
+    assert run([*args, "--analysis", f"theirs={tmp_path / 'other.json'}"]) == 0
+    text = page.read_text()
+    assert "<th>mine picks</th>" in text and "theirs picks" not in text
+    expected = ["positive" if pick == instance.label else "other" for pick, instance in zip(choice, instances)]
+    assert re.findall(r"<td[^>]*>\d: (positive|contrast|other)</td>", text) == expected

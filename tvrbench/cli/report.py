@@ -42,6 +42,19 @@ def plot_files(paths: list[Path]) -> list[Path]:
     return found
 
 
+def mc_picks(path: Path, analyses: dict[str, object], n: int) -> dict[str, list[int]]:
+    """Each ``mc score`` JSON among the analyses that scored this split (its signature names the
+    split's digest): the option it chose for every instance."""
+    from tvrbench.signature import file_digest
+
+    field = f"|mc:{file_digest(path)}|"
+    return {
+        name: value["picks"]
+        for name, value in analyses.items()
+        if isinstance(value, dict) and isinstance(value.get("picks"), list) and len(value["picks"]) == n and field in f"|{value.get('signature')}|"
+    }
+
+
 def mc_items(path: Path):
     """An MC split and, from its sidecar ``MC.tsv.json`` when present, which option is the contrast,
     how plausible the contrasts read and whether text alone gives them away."""
@@ -63,6 +76,7 @@ def report(
     reading: CaptionsReading,
     out: Path = typer.Option(..., "--out", help="The HTML page to write."),
     title: str = typer.Option("tvrbench report", "--title"),
+    subtitle: str = typer.Option("", "--subtitle", help="A line under the title: what the models or the data are."),
     results: list[str] = typer.Option([], "--results", help='NAME=R.json (repeatable): tvrbench evaluate --json output or {"models": {...}}.'),
     analysis: list[str] = typer.Option(
         [], "--analysis", help="NAME=A.json (repeatable): any analysis JSON; tvrbench fire ... --json as the paper's tables."
@@ -82,11 +96,14 @@ def report(
 
     content = ReportContent(
         title=title,
+        subtitle=subtitle,
         results={name: read_results(path) for name, path in named_paths(results, "--results").items()},
         analyses={name: read_json(path) for name, path in named_paths(analysis, "--analysis").items()},
         plots=plot_files(plots),
         mc={name: mc_items(path) for name, path in named_paths(mc, "--mc").items()},
     )
+    for name, path in named_paths(mc, "--mc").items():
+        content.mc[name].picks = mc_picks(path, content.analyses, len(content.mc[name].instances))
     if scores:
         if queries is None or videos is None:
             raise InputError("--scores", "the viewer needs --queries and --videos too")

@@ -12,6 +12,16 @@ from pathlib import Path
 MODELS = ("strong", "genderblind", "objectonly")
 METRICS = "C@1,C@5,C@10,AP,MdR,MnR,GMR,nDCG,Judged@10"
 MC_KINDS = ("random", "gender", "verb")
+# Shown wherever the sample's models or the blind scorer's numbers appear (demo summary, report).
+SAMPLE_MODELS = (
+    "The sample's simulated models: strong sees every facet of a video; genderblind reads man / woman as "
+    "person (it confuses gender contrasts); objectonly ignores actions (it confuses verb contrasts)."
+)
+BLIND_FIGURES = (
+    "Options only: the text-only baseline a paper reports (can the answer be told without the video?). "
+    "With the video's other captions (mc score --captions) the blind scorer reads a human description of "
+    "the video: a caption oracle, an upper reference for a model, not a bias check."
+)
 
 
 @dataclass(frozen=True)
@@ -140,7 +150,7 @@ def steps() -> list[Step]:
 
 
 def contrast_steps() -> list[Step]:
-    """Gender and verb (offline, WordNet) contrast sets, the Random / Gender / Verb MC splits, the blind check."""
+    """Gender and verb (offline, WordNet) contrast sets, the Random / Gender / Verb MC splits, the text-only checks (blind, LM)."""
     return [
         Step("contrast-gender", ("contrast", "gender", "--captions", _sample("captions.csv"), "--out", "{OUT}/contrast/gender.jsonl")),
         Step("contrast-verb", ("contrast", "verb", "--captions", _sample("captions.csv"), "--out", "{OUT}/contrast/verb.jsonl")),
@@ -178,6 +188,14 @@ def contrast_steps() -> list[Step]:
                     f"{{OUT}}/analyses/mc_blind_{kind}.json",
                 ),
             )
+            for kind in MC_KINDS
+        ),
+        *(  # the text-only baselines proper: the options alone, no caption of the video
+            Step(
+                f"mc-{scorer}-alone-{kind}",
+                ("mc", "score", "--mc", f"{{OUT}}/mc/{kind}.tsv", "--scorer", scorer, "--json", f"{{OUT}}/analyses/mc_{scorer}_alone_{kind}.json"),
+            )
+            for scorer in ("blind", "lm")
             for kind in MC_KINDS
         ),
     ]
@@ -225,6 +243,8 @@ def published_steps(out: Path) -> list[Step]:
                 "{OUT}/report.html",
                 "--title",
                 "tvrbench demo on the embedded sample",
+                "--subtitle",
+                SAMPLE_MODELS,
                 "--results",
                 "sample models, FIRE labels + SYN nDCG={OUT}/results.json",
                 *analyses,

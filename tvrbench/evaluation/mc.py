@@ -105,7 +105,7 @@ def score_mc(
     contrast lacks the cosine its record carries (see :func:`contrast_cosines`)."""
     labels = np.array([inst.label for inst in instances])
     correct, tie = mc_outcomes(scores, labels)
-    result = summarize(correct, tie)
+    result = {**summarize(correct, tie), "picks": scores.argmax(axis=1).tolist()}  # each instance's choice (the first if tied), for the report
     if contrast_options is None:
         return result
     matched = _match_records(instances, contrast_options, records or ())

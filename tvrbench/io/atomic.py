@@ -13,23 +13,36 @@ import numpy as np
 
 
 @contextlib.contextmanager
+def naming(path: str | os.PathLike) -> Iterator[None]:
+    """Give ``path`` to an OS error raised inside that names no file (a full disk or a failed device
+    on ``write``), so its one-line message says which file could not be written."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename is None:
+            raise OSError(error.errno, error.strerror or str(error) or type(error).__name__, os.fspath(path)) from error
+        raise
+
+
+@contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Write to a temporary file beside ``path`` and rename it into place on success."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    binary = "b" in mode
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, mode, encoding=None if binary else encoding, newline=None if binary else "") as out:
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
+    with naming(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        binary = "b" in mode
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, mode, encoding=None if binary else encoding, newline=None if binary else "") as out:
+                yield out
+                out.flush()
+                os.fsync(out.fileno())
+            os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
+            os.replace(temporary, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
 
 
 def _umask() -> int:

@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from tvrbench.errors import InputError
-from tvrbench.io.atomic import atomic_write, write_json
+from tvrbench.io.atomic import atomic_write, naming, write_json
 from tvrbench.io.files import read_json_object, string_list
 from tvrbench.io.inputs import sidecar_path
 from tvrbench.progress import track
@@ -179,8 +179,11 @@ def write_proxy(
     results = computed_blocks(job, todo, client)
     for number, result in track(results, f"{matrix.proxy} matrix blocks", total=len(todo), enabled=None if client is None else True):
         store.put(number, blocks[number], result)
-    store.finish()
+    # The previous output goes first and the sidecar is written before the output moves into place:
+    # a kill in between leaves no output, never an old matrix beside a new sidecar or none.
+    _remove(out)
     write_json(sidecar_path(out), matrix.sidecar(dtype, store.storage))
+    store.finish()
     return out
 
 
@@ -206,10 +209,17 @@ def _finished_blocks(previous: object, state: dict, n_blocks: int) -> set[int] |
     return set(done)
 
 
-def _replace_folder(partial: Path, out: Path) -> None:
-    """Move a finished folder into place (a previous output of that name is removed first)."""
+def _remove(out: Path) -> None:
+    """A previous output of that name, file or folder."""
     if out.is_dir() and not out.is_symlink():
         shutil.rmtree(out)
+    else:
+        out.unlink(missing_ok=True)
+
+
+def _replace_folder(partial: Path, out: Path) -> None:
+    """Move a finished folder into place (a previous output of that name is removed first)."""
+    _remove(out)
     os.replace(partial, out)
 
 
@@ -229,7 +239,8 @@ class NpyBlocks:
         offset = previous.get("offset") if done is not None else None
         if not (isinstance(offset, int) and offset > 0 and self.partial.stat().st_size == offset + matrix.shape[0] * self.row_bytes):
             out.parent.mkdir(parents=True, exist_ok=True)
-            header = np.lib.format.open_memmap(self.partial, mode="w+", dtype=state["dtype"], shape=matrix.shape)
+            with naming(self.partial):
+                header = np.lib.format.open_memmap(self.partial, mode="w+", dtype=state["dtype"], shape=matrix.shape)
             done, offset = set(), int(header.offset)
             del header
         self.state, self.offset, self.done = {**state, "offset": offset}, offset, done
@@ -239,7 +250,7 @@ class NpyBlocks:
         write_json(self.progress, {**self.state, "blocks_done": sorted(self.done)})
 
     def put(self, number: int, rows: slice, values: np.ndarray) -> None:
-        with open(self.partial, "r+b") as handle:
+        with naming(self.partial), open(self.partial, "r+b") as handle:
             handle.seek(self.offset + rows.start * self.row_bytes)
             handle.write(values.tobytes())
             handle.flush()

@@ -2,7 +2,8 @@
 
 ``datasets.load_dataset(folder, config, split=split)`` reads each config back row for row: the
 card's ``configs:`` block points every config at its Parquet file, so no loading script is needed.
-Every file is written atomically.
+The whole dataset is built in a hidden folder beside ``out`` and moved into place only when
+complete, so a failure (a full disk) or an interruption leaves ``out`` as it was.
 
 The folder may hold other things (raw videos, notes), so publish removes only what it wrote itself:
 the hidden manifest ``.tvrbench-publish.json`` (never uploaded) lists the files of the last run, and
@@ -14,13 +15,15 @@ never removed); nothing is written or removed through a symbolic link inside the
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from tvrbench.errors import InputError
-from tvrbench.io.atomic import atomic_write, write_json
+from tvrbench.io.atomic import atomic_write, naming, write_json
 from tvrbench.io.outputs import Output, check_outputs, safe_name
 from tvrbench.publish.artifacts import Artifact
 from tvrbench.publish.card import render_card
@@ -60,18 +63,21 @@ def write_dataset(
     previous = _previously_written(out, overwrite)
     _refuse_links(out, [*written, MANIFEST])
     check_outputs([Output(out / name, f"publish's {name}") for name in [*written, MANIFEST]], [(f"--{a.kind}", Path(a.source)) for a in artifacts])
-    out.mkdir(parents=True, exist_ok=True)
-    for artifact in artifacts:
-        with atomic_write(out / files[artifact.config][split], "wb") as handle:
-            pq.write_table(artifact.table, handle, compression="zstd")
     signature = Signature(
         {"split": split, "license": license or "unset", "configs": ",".join(f"{a.config}={a.kind}:{a.table.num_rows}" for a in artifacts)},
         libraries=("pyarrow",),
     )
-    with atomic_write(out / "README.md") as handle:
-        handle.write(render_card(artifacts, files, split, license, pretty_name, signature))
-    _remove_stale(out, previous - set(written))
-    write_json(out / MANIFEST, {"written_by": "tvrbench publish", "files": sorted(written)})
+    staging = _staging(out)
+    try:
+        for artifact in artifacts:
+            with atomic_write(staging / files[artifact.config][split], "wb") as handle:
+                pq.write_table(artifact.table, handle, compression="zstd")
+        with atomic_write(staging / "README.md") as handle:
+            handle.write(render_card(artifacts, files, split, license, pretty_name, signature))
+        write_json(staging / MANIFEST, {"written_by": "tvrbench publish", "files": sorted(written)})
+        _move_into_place(staging, out, written, previous - set(written))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return {
         "signature": str(signature),
         "configs": {
@@ -85,6 +91,32 @@ def write_dataset(
             for a in artifacts
         },
     }
+
+
+def _staging(out: Path) -> Path:
+    """An empty folder beside ``out`` (same file system, so moving out of it is a rename), where the
+    whole dataset is built before any of it appears in ``out``; one left by an interrupted run is removed."""
+    staging = out.with_name(f".{out.name}.publish-partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    with naming(staging):
+        staging.mkdir(parents=True)
+    return staging
+
+
+def _move_into_place(staging: Path, out: Path, written: list[str], stale: set[str]) -> None:
+    """A new ``out`` is the finished folder renamed; into an existing one each file is renamed into
+    place (atomically, one by one), the stale ones removed, and the manifest moved last."""
+    if not out.exists():
+        with naming(out):
+            os.replace(staging, out)
+        return
+    for name in written:
+        with naming(out / name):
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging / name, out / name)
+    _remove_stale(out, stale)
+    with naming(out / MANIFEST):
+        os.replace(staging / MANIFEST, out / MANIFEST)
 
 
 def _previously_written(out: Path, overwrite: bool) -> set[str]:

@@ -33,6 +33,7 @@ class MCItems:
     contrast_options: list[int | None] | None = None  # from the split's sidecar; else guessed by text similarity
     plausibility: dict | None = None  # the sidecar's: how a language model reads its contrast set (generators/lm.py)
     audit: dict | None = None  # the sidecar's: whether text alone gives its contrasts away (evaluation/audit.py)
+    picks: dict[str, list[int]] = field(default_factory=dict)  # scorer -> each instance's chosen option (mc score's JSON)
 
 
 @dataclass
@@ -117,10 +118,30 @@ def json_block(value, depth: int = 0) -> str:
         table = _table(["", *header], [[name, *(item.get(key) for key in header)] for name, item in value.items()]) if header else ""
         nested = {f"{name} › {key}": field for name, item in value.items() for key, field in item.items() if not _scalar(field)}
     else:
-        scalars = [[key, item] for key, item in value.items() if _scalar(item)]
-        table = _table(["", "value"], scalars) if scalars else ""
+        scalars = [[key, item] for key, item in value.items() if _scalar(item) and not _is_signature(item)]
+        # a signature under the table, not in it: its width would push the values to the far right
+        table = (_table(["", "value"], scalars) if scalars else "") + "".join(
+            f'<p class="signature">{_e(key)}: {_e(item)}</p>' for key, item in value.items() if _is_signature(item)
+        )
         nested = {key: item for key, item in value.items() if not _scalar(item)}
     return table + "".join(f"<h4>{_e(key)}</h4>{json_block(item, depth + 1)}" for key, item in nested.items())
+
+
+def _is_signature(value) -> bool:
+    return isinstance(value, str) and value.startswith("tvrbench:")
+
+
+# Beside a blind MC score: which of its two figures it is (mc score with or without --captions).
+BLIND_NOTES = {
+    "other captions of the video": (
+        "Blind scorer with the video's other captions (<code>--captions</code>): it reads human descriptions of the "
+        "video, so this is a caption oracle, an upper reference for a model, not a text-only baseline."
+    ),
+    "other options (nothing known of the video)": (
+        "Blind scorer on the options alone: the text-only baseline a paper reports (chance is 1 in 5); well above "
+        "chance means the options give the answer away without the video."
+    ),
+}
 
 
 def analysis_section(name: str, value) -> str:
@@ -129,7 +150,9 @@ def analysis_section(name: str, value) -> str:
 
     tables = analysis_tables(value)
     if tables is None:
-        return f"<h3>{_e(name)}</h3>{json_block(value)}"
+        references = value.get("blind_reference") or {} if isinstance(value, dict) else {}
+        notes = "".join(f'<p class="note">{BLIND_NOTES[reference]}</p>' for reference in references if reference in BLIND_NOTES)
+        return f"<h3>{_e(name)}</h3>{notes}{json_block(value)}"
     signatures = "".join(f'<p class="signature">{_e(text)}</p>' for text in signatures_in(value))
     return f"<h3>{_e(name)}</h3>{''.join(map(paper_table, tables))}<details><summary>signature</summary>{signatures}</details>"
 
@@ -199,9 +222,19 @@ def audit_note(saved: dict) -> str:
     )
 
 
+def _pick_cell(pick: int, label: int, contrast: int | None) -> str:
+    """A scorer's choice, coloured as the option it chose: the positive, the contrast or another negative."""
+    if pick == label:
+        return f'<td class="mc-positive">{pick}: positive</td>'
+    if pick == contrast:
+        return f'<td class="mc-contrast">{pick}: contrast</td>'
+    return f"<td>{pick}: other</td>"
+
+
 def mc_section(name: str, items: MCItems) -> str:
     shown = items.instances[:MC_SHOWN]
     header = "".join(f"<th>option {i}</th>" for i in range(len(shown[0].endings))) if shown else ""
+    header += "".join(f"<th>{_e(scorer)} picks</th>" for scorer in items.picks)
     rows = []
     for number, instance in enumerate(shown):
         contrast = items.contrast_options[number] if items.contrast_options is not None else guess_contrast(instance)
@@ -213,6 +246,7 @@ def mc_section(name: str, items: MCItems) -> str:
                 cells.append(f'<td class="mc-contrast" title="contrast">{highlight_edit(instance.positive, text)}</td>')
             else:
                 cells.append(f"<td>{_e(text)}</td>")
+        cells += [_pick_cell(picks[number], instance.label, contrast) for picks in items.picks.values()]
         rows.append(f"<tr><td>{_e(instance.clip)}</td>{''.join(cells)}</tr>")
     more = f" (first {MC_SHOWN} shown)" if len(items.instances) > MC_SHOWN else ""
     note = (plausibility_note(items.plausibility) if items.plausibility else "") + (audit_note(items.audit) if items.audit else "")
@@ -234,7 +268,7 @@ def render_report(content: ReportContent) -> str:
     if content.analyses:
         sections.append(("analyses", "Analyses", "".join(analysis_section(name, value) for name, value in content.analyses.items())))
     if content.plots:
-        sections.append(("plots", "Plots", "".join(plot_figure(Path(p)) for p in content.plots)))
+        sections.append(("plots", "Plots", '<div class="plots">' + "".join(plot_figure(Path(p)) for p in content.plots) + "</div>"))
     if content.viewer is not None:
         sections.append(("viewer", "Per-query viewer", VIEWER_HTML.format(k=content.viewer["k"])))
     if content.mc:

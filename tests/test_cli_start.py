@@ -1,0 +1,79 @@
+"""What a newcomer meets first: ``--version``, ``--help`` and ``doctor`` answer at once (they import
+no NLP, array or model library), flags read as flags, and the doctor is honest and fits 80 columns."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+
+import typer
+
+from tvrbench.cli import COMMANDS, app, load_commands
+
+HEAVY = ("numpy", "scipy", "torch", "spacy", "nltk", "transformers", "sentence_transformers", "pandas", "pyarrow", "matplotlib", "numba", "datasets")
+
+
+def _tvrbench(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tvrbench", *args], capture_output=True, text=True, env={**os.environ, **(env or {})})
+
+
+def _imported_by(*args: str) -> list[str]:
+    """The heavy top-level packages a fresh process has imported after running the command line."""
+    code = (
+        "import contextlib, io, json, sys\nfrom tvrbench.cli import run\n"
+        f"with contextlib.redirect_stdout(io.StringIO()): run({list(args)!r})\n"
+        f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})))"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)
+
+
+def test_help_and_doctor_import_nothing_heavy():
+    assert _imported_by("--help") == []
+    assert _imported_by("--version") == []
+    assert _imported_by("doctor") == []
+    assert "numpy" in _imported_by("evaluate", "--help")  # the check can fail: a real command's module imports numpy
+
+
+def test_version_lists_the_libraries_signatures_name():
+    completed = _tvrbench("--version")
+    assert completed.returncode == 0, completed.stderr
+    shown = dict(line.split(" ", 1) for line in completed.stdout.splitlines())
+    assert shown["tvrbench"] == "0.1.0"
+    assert shown["numpy"] == importlib.metadata.version("numpy")
+    assert {"scipy", "spacy", "torch", "transformers", "pyarrow"} <= shown.keys()
+
+
+def test_help_lists_every_command_by_its_own_summary():
+    load_commands()
+    group = typer.main.get_command(app)
+    for name, (_, summary) in COMMANDS.items():
+        command = group.commands[name]
+        assert summary == " ".join((command.short_help or command.help.split("\n\n")[0]).split()), name
+    assert set(group.commands) == set(COMMANDS)
+
+
+def test_flags_are_shown_as_flags():
+    for args in (["--help"], ["doctor", "--help"], ["evaluate", "--help"]):
+        completed = _tvrbench(*args, env={"COLUMNS": "120"})
+        assert completed.returncode == 0, completed.stderr
+        assert "<bool>" not in completed.stdout and "--help " in completed.stdout
+    assert "<path>" in completed.stdout  # options that take a value still say which
+
+
+def test_doctor_fits_80_columns_and_says_when_no_model_weights_are_here(tmp_path):
+    completed = _tvrbench("doctor", env={"COLUMNS": "80", "HF_HUB_CACHE": str(tmp_path)})
+    assert completed.returncode == 0, completed.stderr
+    assert max(map(len, completed.stdout.splitlines())) <= 80
+    (row,) = [line for line in completed.stdout.splitlines() if line.startswith("│ t5-lm")]
+    assert "no weights here" in row and "present" not in row
+    snapshot = tmp_path / "models--google--t5-small" / "snapshots" / "abc"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    completed = _tvrbench("doctor", env={"COLUMNS": "200", "HF_HUB_CACHE": str(tmp_path)})
+    (row,) = [line for line in completed.stdout.splitlines() if line.startswith("│ t5-lm")]
+    assert "present" in row and "google/t5-small" in row
