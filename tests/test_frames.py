@@ -41,6 +41,8 @@ def test_frames_read_subject_object_preposition_and_complement(nlp, fit):
     assert first_frame(nlp, fit, "a man explains how to fix a bike").complement == "wh"
     assert first_frame(nlp, fit, "a girl wants to dance").complement == "to"
     assert first_frame(nlp, fit, "a woman is talking to a man").preposition_class == PERSON
+    frame = first_frame(nlp, fit, "a helicopter is shown flying over a city")  # the passive's subject
+    assert (frame.subject, frame.subject_noun) == (VEHICLE, "helicopter")
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,7 @@ from tvrbench.io.atomic import atomic_write
 from tvrbench.resources import cache_dir, wordnet, wordnet_fingerprint
 from tvrbench.signature import text_digest
 
-VERSION = "verb-usage-v8"  # bump when what is stored changes
+VERSION = "verb-usage-v9"  # bump when what is stored changes
 PERSON, ANIMAL, VEHICLE = "noun.person", "noun.animal", "vehicle"
 PERSON_PRONOUNS = frozenset({
     "i", "me", "you", "he", "him", "she", "her", "we", "us", "they", "them", "someone", "somebody", "everyone", "everybody",
@@ -113,15 +113,18 @@ class NounClasses:
 
 def subject_of(verb):
     """The verb's subject token: its own ``nsubj``, the noun a participle or relative clause hangs on
-    ("a man *wearing* a hat"), or the subject of the verb it is coordinated with or completes."""
+    ("a man *wearing* a hat"), or the subject of the verb it is coordinated with or completes (a
+    passive's too: "a helicopter is shown *flying*")."""
     seen = set()
+    subjects = ("nsubj", "csubj")
     while verb is not None and verb.i not in seen:
         seen.add(verb.i)
-        subject = next((child for child in verb.children if child.dep_ in ("nsubj", "csubj")), None)
+        subject = next((child for child in verb.children if child.dep_ in subjects), None)
         if subject is not None:
             return subject
         if verb.dep_ in ("acl", "relcl") and verb.head.pos_ in ("NOUN", "PROPN", "PRON"):
             return verb.head
+        subjects = ("nsubj", "csubj", "nsubjpass") if verb.dep_ == "xcomp" else ("nsubj", "csubj")
         verb = verb.head if verb.dep_ in ("conj", "xcomp", "advcl") and verb.head is not verb else None
     return None
 
