@@ -327,7 +327,8 @@ def commands(size: str, files: dict[str, Path], out: Path, full_meteor: bool) ->
         return [sys.executable, "-c", FIRE_FLOOR, *paths, fire]
 
     bootstrap = ("--sizes", "20,50,100", "--resamples", "2000") if size == "sample" else ()
-    listed = [
+    start = [sys.executable, "-c", "pass"]  # the interpreter's own start-up
+    listed = ([("help", ["--help"], start), ("doctor", ["doctor"], start)] if size == "sample" else []) + [
         (
             "evaluate",
             ["evaluate", "--queries", q, "--videos", v, "--scores", a, "--json", f"{out}/eval.json", "--metrics", EVALUATE_METRICS],

@@ -278,6 +278,18 @@ def test_cli_bad_input(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.tsv", "c.csv", "x.jsonl"]
 
 
+def test_contrast_records_with_malformed_checks_are_one_line(tmp_path):
+    record = {"caption_id": "c1", "video_id": "v1", "original": "a man walks", "contrast": "a man runs", "kind": "verb"}
+    records = tmp_path / "x.jsonl"
+    mc = tmp_path / "mc.tsv"
+    mc.write_text("\t".join(MC_COLUMNS) + "\nv1\ta man walks\ta man runs\tc\td\te\t0\n")
+    for checks, problem in (({"meaning-changed": "oops"}, "filters.meaning-changed must be an object"),
+                            ({"meaning-changed": {"sentence_cosine": "x"}}, "filters.meaning-changed.sentence_cosine must be a number")):  # fmt: skip
+        records.write_text(json.dumps(record | {"filters": checks}) + "\n")
+        done = run_cli("mc", "score", "--mc", str(mc), "--scorer", "lm", "--contrast", str(records), "--json", str(tmp_path / "o.json"))
+        assert_clean_error(done, f"{records}: line 1: {problem}")
+
+
 def test_score_rejects_wrong_shape(splits, tmp_path):
     folder = splits[0]
     np.save(tmp_path / "s.npy", np.zeros((3, 5)))

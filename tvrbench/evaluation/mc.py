@@ -176,6 +176,7 @@ def score_mc_file(
         raise InputError(None, "--lm needs --scorer lm: it names the language model that scorer reads the options with")
     instances = read_mc(mc_path)
     contrast_options = saved_contrast_options(mc_path, len(instances))
+    records = read_contrast_records(contrast_path) if contrast_path is not None else None  # bad input fails before any model loads
     load_model = functools.cache(lambda: sentence_model(config.blind_model))  # only when used: it is the slowest thing here
     extra, fields = {}, {}
     if scores_path is not None:
@@ -193,7 +194,6 @@ def score_mc_file(
         language_model = load_language_model(lm or NGRAM)
         scores = lm_scores(instances, language_model)
         fields["lm"] = language_model.name
-    records = read_contrast_records(contrast_path) if contrast_path is not None else None
     result = score_mc(instances, scores, contrast_options, records, load_model if contrast_options else None, config.similar_fraction)
     signature = Signature({
         "mc": file_digest(mc_path), "scores": file_digest(scores_path) if scores_path else f"scorer={scorer}", **fields,

@@ -71,6 +71,11 @@ class ContrastRecord:
             raise InputError(source, f"line {line}: field 'edit' must be a list of objects")
         if not (isinstance(filters, dict) and isinstance(details, dict)):
             raise InputError(source, f"line {line}: fields 'filters' and 'details' must be objects")
+        for name, check in filters.items():
+            if not isinstance(check, dict):
+                raise InputError(source, f"line {line}: filters.{name} must be an object")
+            if not isinstance(check.get("sentence_cosine"), NUMBER) or isinstance(check.get("sentence_cosine"), bool):
+                raise InputError(source, f"line {line}: filters.{name}.sentence_cosine must be a number")
         return cls(**{name: data[name] for name in REQUIRED_FIELDS}, edit=list(edit), filters=dict(filters), details=dict(details))
 
 
