@@ -111,3 +111,75 @@ def test_bad_embeddings_are_one_line_and_exit_2(tmp_path, sample, capsys, case, 
     assert len(error.splitlines()) == 1
     assert re.search(message, error), error
     assert not (tmp_path / "o.json").exists()
+
+
+def fire_command(command, tmp_path, model, *options):
+    """``tvrbench fire COMMAND`` on the sample with one model's options; its JSON."""
+    base = ["fire", command, "--queries", str(sample_path("captions.csv")), "--videos", str(sample_path("videos.txt"))]
+    out = tmp_path / f"{command}-{len(list(tmp_path.glob('*.json')))}.json"
+    assert run(base + ["--fire", str(sample_path("fire.json")), *model, *options, "--json", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_fire_compare_and_bootstrap_from_embeddings_equal_the_saved_product(tmp_path, sample):
+    cli_inputs(tmp_path, sample)
+    embedded = ["--text-embeddings", f"emb={tmp_path / 'T.npy'}", "--video-embeddings", str(tmp_path / "V.npy"), "--similarity", "cosine"]
+    table = fire_command("compare", tmp_path, ["--scores", f"saved={tmp_path / 'S.npy'}", *embedded], "--metrics", "C@1,C@5,AP,MnR")
+    rows = {model: [row for row in table["rows"] if row["model"] == model] for model in ("saved", "emb")}
+    assert len(rows["emb"]) == 4 and [{**row, "model": "saved"} for row in rows["emb"]] == rows["saved"]
+    signature = table["signatures"]["emb"]
+    assert "|text_embeddings:xxh3:" in signature and "|video_embeddings:xxh3:" in signature and "|similarity:cosine" in signature
+
+    options = ("--sizes", "40,80", "--resamples", "200", "--seed", "3")
+    unnamed = ["--text-embeddings", str(tmp_path / "T.npy"), *embedded[2:]]  # one model: a NAME= is not needed
+    ours = fire_command("bootstrap", tmp_path, unnamed, *options)
+    saved = fire_command("bootstrap", tmp_path, ["--scores", str(tmp_path / "S.npy")], *options)
+    signatures = {entry.pop("signature") for result in (ours, saved) for by_size in result.values() for entry in by_size.values()}
+    assert ours == saved and len(signatures) == 2
+    (signature,) = {entry for entry in signatures if "text_embeddings" in entry}
+    assert "video_embeddings:xxh3:" in signature and "similarity:cosine" in signature
+
+
+def test_embeddings_as_shard_folders_and_zarr_stores_equal_the_npy(tmp_path, sample):
+    zarr = pytest.importorskip("zarr", reason="zarr is not installed (pip install 'tvrbench[scale]')")
+    base = cli_inputs(tmp_path, sample)
+    text, video = sample[3], sample[4]
+    (tmp_path / "T").mkdir()
+    for number, start in enumerate(range(0, len(text), 40)):
+        np.save(tmp_path / "T" / f"part-{number:05d}.npy", text[start : start + 40])
+    zarr.create_array(tmp_path / "V.zarr", shape=video.shape, chunks=(10, video.shape[1]), dtype="float64")[:] = video
+    for name, text_path, video_path in (("npy", "T.npy", "V.npy"), ("sharded", "T", "V.zarr")):
+        given = ["--text-embeddings", str(tmp_path / text_path), "--video-embeddings", str(tmp_path / video_path), "--similarity", "cosine"]
+        assert run(base + given + ["--metrics", "C@1,AP,nDCG_v2t", "--json", str(tmp_path / f"{name}.json")]) == 0
+    npy, sharded = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("npy", "sharded"))
+    assert sharded["metrics"] == npy["metrics"] and sharded["signature"] != npy["signature"]
+
+
+def test_embedding_shards_of_two_dtypes_are_one_line_and_exit_2(tmp_path, sample, capsys):
+    base = cli_inputs(tmp_path, sample)
+    (tmp_path / "T").mkdir()
+    np.save(tmp_path / "T" / "part-00000.npy", sample[3][:60])
+    np.save(tmp_path / "T" / "part-00001.npy", sample[3][60:].astype(np.float32))
+    capsys.readouterr()
+    given = ["--text-embeddings", str(tmp_path / "T"), "--video-embeddings", str(tmp_path / "V.npy"), "--json", str(tmp_path / "o.json")]
+    assert run(base + given) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1
+    assert re.search(r"T/part-00001.npy: has dtype float32 but part-00000.npy is not float32", error), error
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_on_a_cluster_equal_to_the_in_memory_engine(sample, client, monkeypatch):
+    """Every block of scores computed on a 2-worker LocalCluster (127.0.0.1), both passes; the
+    embeddings are sent to each worker once."""
+    from tvrbench.evaluation import embeddings
+
+    _, _, judgments, text, video = sample
+    monkeypatch.setattr(embeddings, "BLOCK_CELLS", 36 * 10)
+    for similarity in ("dot", "cosine"):
+        scores = embedding_scores(text, video, similarity)
+        got = evaluate(scores, judgments, METRICS, client=client)
+        expected = evaluate(product(text, video, similarity), judgments, METRICS)
+        assert len(scores) > 5 and got.metrics == expected.metrics and got.original.metrics == expected.original.metrics
+        assert all(np.array_equal(got.per_query[name], expected.per_query[name], equal_nan=True) for name in expected.per_query)
+        assert f"similarity:{similarity}" in str(got.signature)

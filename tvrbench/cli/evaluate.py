@@ -56,8 +56,10 @@ def evaluate_command(
         help="Score matrix .npy (rows = captions, columns = videos), a TREC run, or, too big for "
         "memory, a Zarr store or a folder of .npy row shards (docs/scaling.md).",
     ),
-    text_embeddings: Optional[Path] = typer.Option(None, "--text-embeddings", help="Instead of --scores: caption embeddings, .npy."),
-    video_embeddings: Optional[Path] = typer.Option(None, "--video-embeddings", help="With --text-embeddings: video embeddings, .npy."),
+    text_embeddings: Optional[Path] = typer.Option(
+        None, "--text-embeddings", help="Instead of --scores: caption embeddings, .npy, .zarr or a folder of .npy row shards."
+    ),
+    video_embeddings: Optional[Path] = typer.Option(None, "--video-embeddings", help="With --text-embeddings: video embeddings, in the same forms."),
     similarity: str = typer.Option("dot", "--similarity", help="Scores from embeddings: dot | cosine."),
     json_out: Path = typer.Option(..., "--json", help="Write {metrics, signature, n_queries[, original, delta]} here."),
     fire: Path = typer.Option(None, "--fire", help="FIRE relevance labels (JSON)."),
@@ -106,7 +108,7 @@ def evaluate_command(
         from tvrbench.evaluation.embeddings import read_embedding_scores
 
         matrix = read_embedding_scores(text_embeddings, video_embeddings, similarity, len(captions), len(video_ids))
-        fields = {"text_embeddings": matrix.digests[0], "video_embeddings": matrix.digests[1], "similarity": similarity}
+        fields = {}  # the engine signs the embeddings' digests and the similarity
     else:
         model = read_score_matrix(scores, captions.caption_ids, video_ids, check_finite=False, sharded=True)  # the ranking pass checks every cell
         matrix, fields = model.values, {"scores": model.digest}

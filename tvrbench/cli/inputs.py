@@ -18,13 +18,24 @@ import numpy as np
 import typer
 
 from tvrbench.errors import InputError
-from tvrbench.io.inputs import CaptionsReading, ScoreMatrix, read_fire_dataset, read_score_matrices
+from tvrbench.io.inputs import CaptionsReading, ScoreMatrix, default_name, read_fire_dataset, read_score_matrices, split_named_path
 from tvrbench.io.outputs import safe_name
 
 QUERIES = typer.Option(..., "--queries", help="Captions (rows of the score matrices): CSV/TSV/JSONL or MSR-VTT files.")
 VIDEOS = typer.Option(..., "--videos", help="Video ids, one per line, in score-matrix column order.")
 SCORES = typer.Option(..., "--scores", help="NAME=PATH of a model's .npy score matrix or TREC run; repeatable.")
 ONE_MODEL = typer.Option(..., "--scores", help="The model's .npy score matrix or TREC run (NAME=PATH allowed).")
+MODELS = typer.Option(None, "--scores", help="NAME=PATH of a model's .npy score matrix or TREC run; repeatable.")
+TEXT_EMBEDDINGS = typer.Option(
+    None, "--text-embeddings", help="A model as embeddings: [NAME=]caption embeddings (.npy, .zarr or a folder of .npy row shards); repeatable."
+)
+VIDEO_EMBEDDINGS = typer.Option(None, "--video-embeddings", help="The video embeddings of the k-th --text-embeddings' model, in the same forms.")
+SIMILARITY = typer.Option("dot", "--similarity", help="Scores from embeddings: dot | cosine.")
+ONE_MODEL_OR_EMBEDDINGS = typer.Option(None, "--scores", help="The model's .npy score matrix or TREC run (NAME=PATH allowed).")
+ONE_TEXT_EMBEDDINGS = typer.Option(
+    None, "--text-embeddings", help="Or the model as embeddings: caption embeddings (.npy, .zarr or a folder of .npy row shards)."
+)
+ONE_VIDEO_EMBEDDINGS = typer.Option(None, "--video-embeddings", help="With --text-embeddings: the video embeddings, in the same forms.")
 FIRE_FILE = typer.Option(None, "--fire", help="FIRE JSON file.")
 FIRE_REQUIRED = typer.Option(..., "--fire", help="FIRE JSON file.")
 FIRE_DATASET = typer.Option(
@@ -146,6 +157,34 @@ class Inputs:
         return self.models
 
 
+@dataclass(frozen=True)
+class Embeddings:
+    """The models a command was given as embeddings: the k-th ``--text-embeddings`` with the k-th
+    ``--video-embeddings``, named by the ``NAME=`` of either (the same if both) or the text file's name."""
+
+    text: list[str]
+    video: list[str]
+    similarity: str = "dot"
+
+    def read(self, caption_ids: list[str], video_ids: list[str]) -> dict[str, ScoreMatrix]:
+        from tvrbench.evaluation.embeddings import read_embedding_scores
+
+        if len(self.text) != len(self.video):
+            raise InputError(None, "give --video-embeddings once for each --text-embeddings: the k-th of each are one model")
+        models = {}
+        for text, video in zip(self.text, self.video):
+            text_name, text_path = split_named_path(text, "--text-embeddings")
+            video_name, video_path = split_named_path(video, "--video-embeddings")
+            if text_name and video_name and text_name != video_name:
+                raise InputError(None, f"--text-embeddings {text_name} is paired with --video-embeddings {video_name}: give them in the same order")
+            name = text_name or video_name or default_name(text_path)
+            if name in models:
+                raise InputError(None, f"--text-embeddings: the name {name!r} is given twice; name each model with NAME=PATH")
+            values = read_embedding_scores(text_path, video_path, self.similarity, len(caption_ids), len(video_ids))
+            models[name] = ScoreMatrix(name, values, values.digest, text_path)
+        return models
+
+
 def read_inputs(
     reading: CaptionsReading,
     queries: Path,
@@ -154,17 +193,24 @@ def read_inputs(
     fire: Optional[Path] = None,
     dataset: Optional[str] = None,
     fire_required: bool = True,
+    embeddings: Embeddings | None = None,
 ) -> Inputs:
-    """Captions, video ids, the ``--scores`` models (their names name plot files) and the FIRE labels
-    of one dataset (``None`` when optional and not given)."""
+    """Captions, video ids, the ``--scores`` models and those given as ``embeddings`` (their names
+    name plot files), and the FIRE labels of one dataset (``None`` when optional and not given)."""
     from tvrbench.io.captions import read_video_ids
 
+    if embeddings is not None and not (scores or embeddings.text or embeddings.video):
+        raise InputError(None, "give a model: --scores, or --text-embeddings and --video-embeddings")
     captions, video_ids = reading.read(queries), read_video_ids(videos)
-    models = read_score_matrices(scores, "--scores", captions.caption_ids, video_ids)
+    models = read_score_matrices(scores or (), "--scores", captions.caption_ids, video_ids)
+    for name, model in (embeddings.read(captions.caption_ids, video_ids) if embeddings else {}).items():
+        if name in models:
+            raise InputError(None, f"the model name {name!r} is given to --scores and to --text-embeddings; name each model with NAME=PATH")
+        models[name] = model
     for name in models:
         safe_name(name, "model name (it names plot files)")
     if fire is None and fire_required:
         raise InputError(None, "this analysis needs FIRE labels: give --fire F.json")
     labels = None if fire is None else read_fire_dataset(fire, captions, dataset)
-    one_model = next(iter(models.values())).source if len(models) == 1 else None
+    one_model = next(iter(models.values())).source if len(models) == 1 and scores else None  # embeddings: the engine signs them
     return Inputs(captions, video_ids, models, labels, {"queries": queries, "videos": videos, "scores": one_model, "fire": fire})

@@ -23,7 +23,7 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.io.scores import read_scores_digest, require_finite
-from tvrbench.io.shards import ScoreShards
+from tvrbench.io.shards import ScoreShards, is_sharded, open_shards
 from tvrbench.signature import bytes_digest
 
 SIMILARITIES = ("dot", "cosine")
@@ -37,6 +37,7 @@ class EmbeddingScores(ScoreShards):
     text: np.ndarray | None = None  # captions × width, unit rows for cosine
     video: np.ndarray | None = None  # videos × width, same type
     digests: tuple[str, str] = ("", "")  # the two files' (or arrays') digests
+    similarity: str = "dot"
 
     def read(self, shard: int) -> np.ndarray:
         start, stop = self.bounds[shard]
@@ -45,6 +46,11 @@ class EmbeddingScores(ScoreShards):
     @cached_property
     def digest(self) -> str:
         return "+".join(self.digests)
+
+    @property
+    def signature_fields(self) -> dict[str, str]:
+        """What an evaluation's signature records of these scores (the engine adds it)."""
+        return {"text_embeddings": self.digests[0], "video_embeddings": self.digests[1], "similarity": self.similarity}
 
 
 def embedding_scores(
@@ -80,7 +86,7 @@ def embedding_scores(
         digests = tuple(bytes_digest([np.ascontiguousarray(values).view(np.uint8).reshape(-1)], algorithm="xxh3") for values in arrays)
     step = max(1, BLOCK_CELLS // video.shape[0])
     bounds = tuple((start, min(text.shape[0], start + step)) for start in range(0, text.shape[0], step))
-    return EmbeddingScores(Path(sources[0]), bounds, video.shape[0], (), text, video, tuple(digests))
+    return EmbeddingScores(Path(sources[0]), bounds, video.shape[0], (), text, video, tuple(digests), similarity)
 
 
 def _unit_rows(values: np.ndarray, source) -> np.ndarray:
@@ -93,12 +99,30 @@ def _unit_rows(values: np.ndarray, source) -> np.ndarray:
 def read_embedding_scores(
     text_path: str | os.PathLike, video_path: str | os.PathLike, similarity: str, n_captions: int, n_videos: int
 ) -> EmbeddingScores:
-    """:func:`embedding_scores` of two ``.npy`` files, rows checked against the captions and videos."""
+    """:func:`embedding_scores` of two files, rows checked against the captions and videos.
+
+    Each is a ``.npy`` or, as sharded scores are (:mod:`tvrbench.io.shards`), a Zarr store or a folder
+    of ``.npy`` row shards of one width and one precision; either is read whole (embeddings are
+    small beside their product: 267 MB of float32 at MSR-VTT's training size)."""
     loaded = []
     for path, rows, what in ((text_path, n_captions, "captions in the queries file"), (video_path, n_videos, "videos in the videos file")):
-        values, digest = read_scores_digest(path, check_finite=False)
+        values, digest = _read_embeddings(Path(path))
         if values.shape[0] != rows:
             raise InputError(path, f"has {values.shape[0]} rows but there are {rows} {what}: one embedding per row")
         loaded.append((values, digest))
     (text, text_digest), (video, video_digest) = loaded
     return embedding_scores(text, video, similarity, (text_path, video_path), (text_digest, video_digest))
+
+
+def _read_embeddings(path: Path) -> tuple[np.ndarray, str]:
+    """One embeddings file, store or folder, and its ``xxh3`` digest; memory holds the rows and one shard."""
+    if not is_sharded(path):
+        return read_scores_digest(path, check_finite=False)
+    shards = open_shards(path)  # the layout and every shard's header: one width, one precision
+    values = None
+    for shard, (start, stop) in enumerate(shards.bounds):
+        block = shards.read(shard)
+        if values is None:
+            values = np.empty(shards.shape, block.dtype)
+        values[start:stop] = block
+    return values, shards.digest

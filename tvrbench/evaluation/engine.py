@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
+from tvrbench.evaluation.embeddings import EmbeddingScores
 from tvrbench.evaluation.labels import Judgments
 from tvrbench.evaluation.metrics import DEFAULT_METRICS, NDCG, AveragePrecision, Composite, MeanNDCG, Metric, RankedQueries, parse_metric
 from tvrbench.evaluation.ranking import target_ranks
@@ -229,6 +230,8 @@ def evaluate(
         raise ValueError(f"unknown fusion policy {fusion!r}; choose one of {', '.join(FUSION_POLICIES)}")
     if relevance is not None and relevance.shape != scores.shape:
         raise ValueError(f"relevance has shape {relevance.shape} but scores have shape {scores.shape}")
+    if isinstance(scores, EmbeddingScores):  # the signature names the embeddings, however they were given
+        signature_fields = {**scores.signature_fields, **(signature_fields or {})}
     requested = metric_objects(metrics, ap, ndcg)
     per_query = per_query_values(scores, judgments, measured(requested), ties, relevance, fusion, client, checkpoint)
     n_queries, n_videos = scores.shape

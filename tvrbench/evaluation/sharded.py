@@ -306,6 +306,8 @@ def sharded_ranks(
     state = _Checkpoint(checkpoint, _checkpoint_key(shards, rows, columns, ties, columns_top_only, graded) if checkpoint else "")
     positives = None if columns is None else columns.T.tocsr().sorted_indices()  # the same cells, row by row
     depth = np.diff(columns.indptr) if columns is not None and columns_top_only else None
+    # Sent to each worker once, not with every task: embeddings' scores hold their arrays.
+    shipped_shards = client.scatter(shards, broadcast=True, hash=False) if client is not None else shards
     jobs = []
     for k, (start, stop) in enumerate(shards.bounds):
         graded_job = None
@@ -316,7 +318,7 @@ def sharded_ranks(
                 "metrics": graded.metrics,
                 "fusion": graded.fusion,
             }
-        jobs.append((shards, k, rows[start:stop], None if positives is None else positives[start:stop], depth, ties, graded_job))
+        jobs.append((shipped_shards, k, rows[start:stop], None if positives is None else positives[start:stop], depth, ties, graded_job))
     first = _run(_first_pass, jobs, "ranks", client, state)
     row_ranks = np.concatenate([part["row_ranks"] for part in first])
     graded_values = {key[4:]: np.concatenate([part[key] for part in first]) for key in first[0] if key.startswith("t2v_")}
@@ -341,7 +343,7 @@ def sharded_ranks(
     column_ranks = np.zeros(0)
     if tables:
         shipped = client.scatter(tables, broadcast=True) if client is not None else tables
-        counts = _run(_second_pass, [(shards, k, shipped, tie_code) for k in range(len(shards))], "columns", client, state)
+        counts = _run(_second_pass, [(shipped_shards, k, shipped, tie_code) for k in range(len(shards))], "columns", client, state)
         if "labels" in tables:
             column_ranks = _ranks_from_counts(tables["labels"], counts, "labels", tie_code)[places["labels"]]
         if graded_v2t:

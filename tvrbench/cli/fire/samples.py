@@ -14,18 +14,23 @@ from tvrbench.cli.inputs import (
     FIRE_DATASET,
     FIRE_FILE,
     JSON_OUT,
-    ONE_MODEL,
+    ONE_MODEL_OR_EMBEDDINGS,
+    ONE_TEXT_EMBEDDINGS,
+    ONE_VIDEO_EMBEDDINGS,
     PLOTS,
     QUERIES,
     SCORES,
     SEED,
+    SIMILARITY,
     VIDEOS,
+    Embeddings,
     read_fire_settings,
     read_inputs,
     reads_captions,
     split_list,
 )
 from tvrbench.cli.outputs import FILE, FOLDER, write_result, writes, written
+from tvrbench.errors import InputError
 from tvrbench.io.inputs import CaptionsReading
 
 
@@ -36,7 +41,10 @@ def bootstrap(
     reading: CaptionsReading,
     queries: Path = QUERIES,
     videos: Path = VIDEOS,
-    scores: str = ONE_MODEL,
+    scores: Optional[str] = ONE_MODEL_OR_EMBEDDINGS,
+    text_embeddings: Optional[str] = ONE_TEXT_EMBEDDINGS,
+    video_embeddings: Optional[str] = ONE_VIDEO_EMBEDDINGS,
+    similarity: str = SIMILARITY,
     fire_path: Optional[Path] = FIRE_FILE,
     dataset: Optional[str] = FIRE_DATASET,
     sizes: Optional[str] = typer.Option(None, "--sizes", help="Comma-separated sample sizes [default: 500,1000,3000]."),
@@ -51,7 +59,11 @@ def bootstrap(
     from tvrbench.evaluation.fire.bootstrap import bootstrap_analysis
 
     settings = read_fire_settings(config, "bootstrap", sizes=split_list(sizes, int), resamples=resamples, seed=seed, metrics=split_list(metrics))
-    inputs = read_inputs(reading, queries, videos, [scores], fire_path, dataset, fire_required=False)
+    embedded = text_embeddings is not None or video_embeddings is not None
+    if embedded == (scores is not None):
+        raise InputError(None, "give --scores, or --text-embeddings and --video-embeddings")
+    embeddings = Embeddings([text_embeddings] if text_embeddings else [], [video_embeddings] if video_embeddings else [], similarity)
+    inputs = read_inputs(reading, queries, videos, [scores] if scores else [], fire_path, dataset, fire_required=False, embeddings=embeddings)
     name, matrix = inputs.model
     result = bootstrap_analysis(matrix, inputs.judgments, settings, name, inputs.sources)
     write_result(result, json_out, plots, settings.plots)

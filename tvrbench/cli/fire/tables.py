@@ -15,9 +15,14 @@ from tvrbench.cli.inputs import (
     FIRE_REQUIRED,
     JSON_OUT,
     METRICS,
+    MODELS,
     QUERIES,
     SCORES,
+    SIMILARITY,
+    TEXT_EMBEDDINGS,
+    VIDEO_EMBEDDINGS,
     VIDEOS,
+    Embeddings,
     read_fire_settings,
     read_inputs,
     reads_captions,
@@ -53,7 +58,10 @@ def compare(
     reading: CaptionsReading,
     queries: Path = QUERIES,
     videos: Path = VIDEOS,
-    scores: list[str] = SCORES,
+    scores: Optional[list[str]] = MODELS,
+    text_embeddings: Optional[list[str]] = TEXT_EMBEDDINGS,
+    video_embeddings: Optional[list[str]] = VIDEO_EMBEDDINGS,
+    similarity: str = SIMILARITY,
     fire_path: Path = FIRE_REQUIRED,
     dataset: Optional[str] = FIRE_DATASET,
     metrics: Optional[str] = METRICS,
@@ -63,11 +71,16 @@ def compare(
     json_out: Optional[Path] = JSON_OUT,
     csv_out: Optional[Path] = typer.Option(None, "--csv", help="Write metric,model,with_fire,original,delta rows here."),
 ):
-    """Table 1 for several models: each metric as A (B + C) = with FIRE (original + gain)."""
+    """Table 1 for several models: each metric as A (B + C) = with FIRE (original + gain).
+
+    A model is a score matrix (--scores) or a pair of embeddings (--text-embeddings with
+    --video-embeddings, scored block by block as `tvrbench evaluate` does).
+    """
     from tvrbench.evaluation.fire.compare import compare_analysis
 
     settings = read_fire_settings(config, None, metrics=split_list(metrics), ties=ties, ap=ap)
-    inputs = read_inputs(reading, queries, videos, scores, fire_path, dataset)
+    embeddings = Embeddings(text_embeddings or [], video_embeddings or [], similarity)
+    inputs = read_inputs(reading, queries, videos, scores, fire_path, dataset, embeddings=embeddings)
     result = compare_analysis(inputs.models, inputs.judgments, settings)
     write_result(result, json_out)
     if csv_out:
