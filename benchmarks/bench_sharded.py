@@ -13,9 +13,16 @@ one warm-up call (numba loads its kernels once per process) and with the files i
 
 Every result is checked equal to the in-memory one (1e-12).
 
-    .venv/bin/python benchmarks/bench_sharded.py [--captions 130260] [--shard-rows 4096]
+With ``--embeddings``, instead: a model given as embeddings at that size (float32, ``--width`` 512:
+each caption its video's embedding plus standard-normal noise, seed 0), evaluated on a LocalCluster of
+2 worker processes (``evaluate(embedding_scores(text, video), client=...)``: every score block
+computed on a worker, none written), against the in-memory engine on the saved product
+``text @ video.T`` (3.4 GB); the metrics must agree within float32 rounding (1e-6), and the largest
+difference is recorded.
 
-Writes benchmarks/results/sharded.json; docs/scaling.md quotes it. Run it alone on the machine
+    .venv/bin/python benchmarks/bench_sharded.py [--captions 130260] [--shard-rows 4096] [--embeddings [--width 512]]
+
+Writes benchmarks/results/sharded.json (or sharded_embeddings.json); docs/scaling.md quotes them. Run it alone on the machine
 (``flock /tmp/tvrbench-bench.lock ...``): the figures are wall times.
 """
 
@@ -56,7 +63,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--captions", type=int, default=130_260)
     parser.add_argument("--shard-rows", type=int, default=4096)
+    parser.add_argument("--embeddings", action="store_true", help="Evaluate a model given as embeddings on 2 workers instead.")
+    parser.add_argument("--width", type=int, default=512)
     args = parser.parse_args()
+    if args.embeddings:
+        return embeddings_on_a_cluster(args.captions, args.width)
     from scipy import sparse
 
     from tvrbench.distributed import dask_client
@@ -97,6 +108,46 @@ def main() -> None:
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps({k: v for k, v in report.items() if k != "metrics"}, indent=1))
     print(f"wrote {RESULTS}")
+
+
+def embeddings_on_a_cluster(n_captions: int, width: int) -> None:
+    from scipy import sparse
+
+    from tvrbench.distributed import dask_client
+    from tvrbench.evaluation import Judgments, embedding_scores, evaluate
+
+    rng = np.random.default_rng(0)
+    n_videos = -(-n_captions // CAPTIONS_PER_VIDEO)
+    video_embeddings = rng.standard_normal((n_videos, width), dtype=np.float32)
+    video = np.arange(n_captions) // CAPTIONS_PER_VIDEO
+    text_embeddings = video_embeddings[video] + 4 * rng.standard_normal((n_captions, width), dtype=np.float32)
+    positive = sparse.csr_matrix((np.ones(video.size, bool), video, np.arange(video.size + 1)), shape=(n_captions, n_videos))
+    judgments = Judgments.from_matrices(positive)
+    report = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "text_embeddings": list(text_embeddings.shape),
+        "video_embeddings": list(video_embeddings.shape),
+        "load_average_at_start": os.getloadavg(),
+    }
+    started = time.perf_counter()
+    reference = evaluate(text_embeddings @ video_embeddings.T, judgments)  # the saved product, in memory
+    report["in_memory_product_seconds"] = time.perf_counter() - started
+    scores = embedding_scores(text_embeddings, video_embeddings)
+    report["blocks"] = len(scores)
+    with dask_client(workers=2) as client:
+        started = time.perf_counter()
+        result = evaluate(scores, judgments, client=client)
+        report["workers_2_seconds"] = time.perf_counter() - started  # first call: the scatter included
+    difference = max(abs(result.metrics[key] - reference.metrics[key]) for key in reference.metrics)
+    report["largest_metric_difference"] = difference
+    report["metrics_equal"] = result.metrics == reference.metrics
+    assert difference <= 1e-6 * max(1.0, max(abs(value) for value in reference.metrics.values())), f"metrics differ by {difference}"
+    report["load_average_at_end"] = os.getloadavg()
+    report["metrics"] = result.metrics
+    path = RESULTS.with_name("sharded_embeddings.json")
+    path.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in report.items() if k != "metrics"}, indent=1))
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":
