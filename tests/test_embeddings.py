@@ -183,3 +183,32 @@ def test_on_a_cluster_equal_to_the_in_memory_engine(sample, client, monkeypatch)
         assert len(scores) > 5 and got.metrics == expected.metrics and got.original.metrics == expected.original.metrics
         assert all(np.array_equal(got.per_query[name], expected.per_query[name], equal_nan=True) for name in expected.per_query)
         assert f"similarity:{similarity}" in str(got.signature)
+
+
+def test_a_checkpoint_serves_only_the_same_similarity(sample, tmp_path):
+    _, _, judgments, text, video = sample
+    state = tmp_path / "state"
+    evaluate(embedding_scores(text, video, "dot"), judgments, METRICS, checkpoint=state)
+    cosine = evaluate(embedding_scores(text, video, "cosine"), judgments, METRICS, checkpoint=state)
+    assert cosine.metrics == evaluate(product(text, video, "cosine"), judgments, METRICS).metrics
+
+
+@pytest.mark.parametrize(
+    "command, given, message",
+    [
+        ("compare", ["--text-embeddings", "T.npy", "--text-embeddings", "b=T.npy", "--video-embeddings", "V.npy"], "give --video-embeddings once"),
+        ("compare", ["--text-embeddings", "a=T.npy", "--video-embeddings", "b=V.npy"], "--text-embeddings a is paired with --video-embeddings b"),
+        ("compare", ["--scores", "T=S.npy", "--text-embeddings", "T.npy", "--video-embeddings", "V.npy"], "'T' is given to --scores and to"),
+        ("compare", [], "give a model: --scores, or --text-embeddings and --video-embeddings"),
+        ("bootstrap", ["--scores", "S.npy", "--text-embeddings", "T.npy", "--video-embeddings", "V.npy"], "give --scores, or --text-embeddings"),
+    ],
+)
+def test_bad_fire_models_are_one_line_and_exit_2(tmp_path, sample, capsys, monkeypatch, command, given, message):
+    cli_inputs(tmp_path, sample)
+    monkeypatch.chdir(tmp_path)
+    base = ["fire", command, "--queries", str(sample_path("captions.csv")), "--videos", str(sample_path("videos.txt"))]
+    capsys.readouterr()
+    assert run(base + ["--fire", str(sample_path("fire.json")), *given, "--json", str(tmp_path / "o.json")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and message in error, error
+    assert not (tmp_path / "o.json").exists()

@@ -45,7 +45,8 @@ class EmbeddingScores(ScoreShards):
 
     @cached_property
     def digest(self) -> str:
-        return "+".join(self.digests)
+        """Both inputs and the similarity: a checkpoint of a dot run is not a cosine run's."""
+        return f"{'+'.join(self.digests)}:{self.similarity}"
 
     @property
     def signature_fields(self) -> dict[str, str]:
