@@ -55,6 +55,8 @@ def test_frames_read_subject_object_preposition_and_complement(nlp, fit):
         ("a girl is talking about relationships", {"joke", "complain", "worry"}, {"walk", "stand", "wear"}),  # about a topic
         ("a woman is sleeping in the room", {"dance"}, {"continue", "discuss"}),  # a place does not complete a verb
         ("a man is giving a presentation", {"prepare"}, {"drive"}),  # the noun itself, not its class
+        ("a person is preparing some food", {"eat", "serve"}, {"wear"}),  # "wear" takes clothing, never food
+        ("a woman plays instruments in a field", {"tune"}, {"sing"}),
     ],
 )
 def test_fit_keeps_verbs_that_take_the_arguments_and_drops_those_that_do_not(nlp, fit, text, fitting, not_fitting):

@@ -399,7 +399,7 @@ class ArgumentFit:
     * no object: an intransitive frame, and the verb used alone unless a preposition other than
       one of place or a particle completes it ("worries about the test"); an object: a transitive frame ("Somebody ----s somebody" for
       a person), and the verb seen with that noun, the Web bigram "verb noun", or an association at
-      least ``min_association`` ("cooks the rice", not "wears the rice");
+      least ``min_association`` with a class the verb takes ("cooks the rice", not "wears the rice");
     * a preposition of place or time fits any verb; one of direction, a verb of motion; any other
       ("talking *about*", "looks *at*") needs evidence: a usage table or the Web bigram;
     * a clausal complement needs its frame ("Somebody ----s to INFINITIVE") or the Web bigram "verb
@@ -474,7 +474,15 @@ class ArgumentFit:
             return bool(frames & PERSON_OBJECT) and (frame.object == "person" or self.goes_with(head, frame.object))
         if frame.object in GENERIC_OBJECTS:  # "something", "it": any transitive verb
             return True
-        return frame.object in self.usage.objects(lemma) or self.seen_before(head, frame.object) or self.goes_with(head, frame.object)
+        if frame.object in self.usage.objects(lemma) or self.seen_before(head, frame.object):
+            return True
+        return self.takes_class(lemma, frame.object_class) and self.goes_with(head, frame.object)
+
+    @functools.lru_cache(maxsize=50000)
+    def takes_class(self, lemma: str, noun_class: str | None) -> bool:
+        """Whether texts show the verb with an object of this class: without that, GloVe's association
+        (topic, not selection) is no evidence ("wearing some food", "sings instruments")."""
+        return any(self.classes.classes.get(noun) == noun_class for noun in self.usage.objects(lemma))
 
     def used_alone(self, lemma: str) -> bool:
         """Whether texts use the verb without an object or a complement often enough ("she sleeps", not
