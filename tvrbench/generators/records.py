@@ -253,10 +253,13 @@ class ResumableJsonl:
     def finish(self, caption_order: list[str], sidecar: dict) -> list[ContrastRecord]:
         """Write the records in caption order and the sidecar; remove the partial file."""
         records = [ContrastRecord(**self.done[caption_id]["record"]) for caption_id in caption_order if self.done.get(caption_id, {}).get("record")]
+        # The previous output goes first and the sidecar is written before the records move into
+        # place: a kill in between leaves no output, never records beside an old sidecar or none.
+        self.path.unlink(missing_ok=True)
+        write_json(sidecar_path(self.path), sidecar)
         with atomic_write(self.path) as out:
             for record in records:
                 out.write(json.dumps(record.to_json(), ensure_ascii=False) + "\n")
-        write_json(sidecar_path(self.path), sidecar)
         self._handle.close()
         self.partial.unlink(missing_ok=True)
         return records

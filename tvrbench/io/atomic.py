@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import IO, Iterator
 
@@ -26,29 +25,29 @@ def naming(path: str | os.PathLike) -> Iterator[None]:
 
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
-    """Write to a temporary file beside ``path`` and rename it into place on success."""
+    """Write to ``.NAME.tmp`` beside ``path`` and rename it into place on success.
+
+    The temporary file has a fixed name, so one left by a killed run (no clean-up runs on SIGKILL)
+    is replaced by the next write of the same file instead of staying beside the output for good.
+    """
     target = Path(path)
     with naming(target):
         target.parent.mkdir(parents=True, exist_ok=True)
         binary = "b" in mode
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        temporary = target.with_name(f".{target.name}.tmp")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
         try:
             with os.fdopen(handle, mode, encoding=None if binary else encoding, newline=None if binary else "") as out:
                 yield out
                 out.flush()
                 os.fsync(out.fileno())
-            os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
             os.replace(temporary, target)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temporary)
             raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _json_default(value):
