@@ -1,0 +1,82 @@
+"""Judgments.build from FIRE records equals a plain per-record loop (SPEC §2: majority per pair, a
+label applies to every caption with the record's text, a tie or a disagreement is judged only)."""
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from tvrbench.errors import InputError
+from tvrbench.evaluation import Judgments
+from tvrbench.io.captions import Captions
+from tvrbench.io.fire import FireLabels
+
+
+def strings(values):
+    return np.array(list(values) + [None], dtype=object)[:-1]
+
+
+def fire_records(queries, video_ids, labels) -> FireLabels:
+    n = len(queries)
+    return FireLabels(
+        query=strings(queries),
+        video_id=strings(video_ids),
+        label=np.asarray(labels, np.int8),
+        dataset=strings(["MSRVTT"] * n),
+        models=[("CLIP4CLIP",)] * n,
+        annotator_labels=[(1,)] * n,
+        annotator_ids=[(0,)] * n,
+        metadata={},
+        source="fire.json",
+    )
+
+
+def oracle(captions: Captions, video_ids: list[str], fire: FireLabels):
+    """The per-record loop the vectorized build replaced."""
+    column_of = {v: c for c, v in enumerate(video_ids)}
+    rows_of_text = defaultdict(list)
+    for row, text in enumerate(captions.texts):
+        rows_of_text[text].append(row)
+    votes = defaultdict(lambda: [0, 0])
+    for text, video_id, label in zip(fire.query, fire.video_id, fire.label):
+        tally = votes[(text, video_id)]
+        tally[0] += label == 1
+        tally[1] += label == 0
+    shape = (len(captions), len(video_ids))
+    positive, irrelevant, judged = np.zeros(shape, bool), np.zeros(shape, bool), np.zeros(shape, bool)
+    for row, video_id in enumerate(captions.video_ids):
+        positive[row, column_of[video_id]] = judged[row, column_of[video_id]] = True
+    for (text, video_id), (relevant, against) in votes.items():
+        for row in rows_of_text[text]:
+            judged[row, column_of[video_id]] = True
+            if relevant > against:
+                positive[row, column_of[video_id]] = True
+            elif relevant < against:
+                irrelevant[row, column_of[video_id]] = True
+    return positive, irrelevant & ~positive, judged
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_build_from_fire_equals_the_per_record_loop(seed):
+    rng = np.random.default_rng(seed)
+    video_ids = [f"video{i}" for i in range(17)]
+    texts = [f"caption {i}" for i in rng.integers(0, 40, 90)]  # many captions share a text
+    captions = Captions([f"c{i}" for i in range(90)], texts, list(rng.choice(video_ids, 90)))
+    n = 600
+    fire = fire_records(rng.choice(sorted(set(texts)), n), rng.choice(video_ids, n), rng.choice([1, 0, -1], n, p=[0.45, 0.4, 0.15]))
+    judgments = Judgments.build(captions, video_ids, fire=fire)
+    positive, irrelevant, judged = oracle(captions, video_ids, fire)
+    assert (judgments.positive.toarray() == positive).all()
+    assert (judgments.irrelevant.toarray() == irrelevant).all()
+    assert (judgments.judged.toarray() == judged).all()
+    assert judgments.positive.sum() > len(captions) and judgments.irrelevant.sum() > 0  # the records did something
+
+
+def test_the_first_unknown_record_is_named():
+    captions = Captions(["c0", "c1"], ["a dog runs", "a cat sleeps"], ["v0", "v1"])
+    fire = fire_records(["a dog runs", "a cat sleeps", "a bird sings"], ["v0", "v9", "v1"], [1, 0, 1])
+    with pytest.raises(InputError, match="video 'v9' is not in the videos list"):
+        Judgments.build(captions, ["v0", "v1"], fire=fire)
+    fire = fire_records(["a dog runs", "a bird sings", "a cat sleeps"], ["v0", "v9", "v1"], [1, 0, 1])
+    with pytest.raises(InputError, match="query 'a bird sings' is not the text of any caption"):
+        Judgments.build(captions, ["v0", "v1"], fire=fire)
