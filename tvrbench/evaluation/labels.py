@@ -9,8 +9,8 @@ applies to every caption with that text.
 
 from __future__ import annotations
 
-from itertools import repeat
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import numpy as np
 from scipy import sparse
