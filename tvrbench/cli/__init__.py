@@ -123,6 +123,9 @@ def run(argv: Sequence[str]) -> int:
         return _fail(f"{error.format_message().replace('Value error, ', '')} (see {where} --help)")
     except (InputError, MissingResource, typer.TyperException) as error:
         return _fail(str(error))
+    except BrokenPipeError:  # the reader went away (`tvrbench ... | head`): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's own flush must not fail again
+        return 1  # as rich exits when it meets the closed pipe first
     except OSError as error:
         return _fail(_os_error(error))
     except (KeyboardInterrupt, typer.Abort):
