@@ -29,6 +29,7 @@ import pytest
 
 from tvrbench.cli import run
 from tvrbench.data import SAMPLE_DIR
+from tvrbench.resources import cache_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -90,7 +91,9 @@ def examples(page: str) -> list[Example]:
 
 
 def normalise(line: str) -> str:
-    """A line without what varies between runs and machines: timings, versions, ports, trailing blanks."""
+    """A line without what varies between runs and machines: timings, versions, ports, the cache
+    folder (shown as its default, ``~/.cache/tvrbench``), trailing blanks."""
+    line = line.replace(str(cache_dir()), "~/.cache/tvrbench")
     line = re.sub(r"\b\d+(\.\d+)? s\b", "T s", line)  # durations
     line = re.sub(r"([\w-]+):\d+\.\d+[\w.+-]*", r"\1:V", line)  # name:version in signatures
     line = re.sub(r"(tcp://[\d.]+|http://[\d.]+):\d+", r"\1:PORT", line)
