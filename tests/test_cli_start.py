@@ -1,9 +1,12 @@
 """What a newcomer meets first: ``--version``, ``--help`` and ``doctor`` answer at once (they import
-no NLP, array or model library), flags read as flags, and the doctor is honest and fits 80 columns."""
+no NLP, array or model library), a command imports only what its options use, flags read as flags,
+and the doctor is honest and fits 80 columns."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
+import io
 import json
 import os
 import subprocess
@@ -11,7 +14,8 @@ import sys
 
 import typer
 
-from tvrbench.cli import COMMANDS, app, load_commands
+from tvrbench.cli import COMMANDS, app, load_commands, run
+from tvrbench.data import SAMPLE_DIR
 
 HEAVY = ("numpy", "scipy", "torch", "spacy", "nltk", "transformers", "sentence_transformers", "pandas", "pyarrow", "matplotlib", "numba", "datasets")
 
@@ -24,7 +28,7 @@ def _imported_by(*args: str) -> list[str]:
     """The heavy top-level packages a fresh process has imported after running the command line."""
     code = (
         "import contextlib, io, json, sys\nfrom tvrbench.cli import run\n"
-        f"with contextlib.redirect_stdout(io.StringIO()): run({list(args)!r})\n"
+        f"with contextlib.redirect_stdout(io.StringIO()): assert run({list(args)!r}) == 0\n"
         f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})))"
     )
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -37,6 +41,26 @@ def test_help_and_doctor_import_nothing_heavy():
     assert _imported_by("--version") == []
     assert _imported_by("doctor") == []
     assert "numpy" in _imported_by("evaluate", "--help")  # the check can fail: a real command's module imports numpy
+
+
+def test_commands_import_only_what_their_options_use(tmp_path):
+    """Issue 24: no command imports a heavy library its options do not use (docs/performance.md,
+    "What each command imports"). The inputs are made here; each checked command runs in a fresh process."""
+    s = {name: str(SAMPLE_DIR / name) for name in ("captions.csv", "videos.txt", "fire.json", "scores_strong.npy")}
+    model = ["--queries", s["captions.csv"], "--videos", s["videos.txt"], "--scores", s["scores_strong.npy"], "--fire", s["fire.json"]]
+    out = {name: str(tmp_path / name) for name in ("results.json", "pooling.json", "ranks.json", "queue.json", "queue.csv", "random.tsv", "lm.json")}
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert run(["fire", "pooling", *model, "--json", out["pooling.json"]]) == 0
+        assert run(["fire", "ranks", *model, "--json", out["ranks.json"]]) == 0
+        assert run(["fire", "queue", *model, "--out", out["queue.csv"], "--json", out["queue.json"]]) == 0
+        assert run(["mc", "build", "--captions", s["captions.csv"], "--kind", "random", "--out", out["random.tsv"]]) == 0
+    nlp = {"torch", "transformers", "sentence_transformers", "spacy", "nltk"}
+    assert not (nlp | {"matplotlib", "pandas"}) & set(_imported_by("evaluate", *model, "--json", out["results.json"]))
+    assert not (nlp | {"numba", "scipy"}) & set(_imported_by("fire", "agreement", "--fire", s["fire.json"]))
+    assert not nlp & set(_imported_by("mc", "score", "--mc", out["random.tsv"], "--scorer", "lm", "--json", out["lm.json"]))  # no sentence model
+    analyses = [f"--analysis={name}={out[f'{name}.json']}" for name in ("pooling", "ranks", "queue")]
+    page = ["report", "--out", str(tmp_path / "report.html"), "--results", f"r={out['results.json']}", *analyses]
+    assert not (nlp | {"numba", "scipy"}) & set(_imported_by(*page))  # without --scores nothing is ranked
 
 
 def test_version_lists_the_libraries_signatures_name():

@@ -92,7 +92,7 @@ def report(
     mc: list[str] = typer.Option([], "--mc", help="NAME=MC.tsv (repeatable): MC items with the contrast highlighted."),
 ) -> None:
     """One self-contained HTML page (no network): tables, plots, per-query viewer and MC items."""
-    from tvrbench.report import ReportContent, viewer_payload, write_report
+    from tvrbench.report import ReportContent, write_report
 
     content = ReportContent(
         title=title,
@@ -110,6 +110,7 @@ def report(
         from tvrbench.evaluation import Judgments
         from tvrbench.io.captions import read_video_ids
         from tvrbench.io.inputs import load_relevance, read_fire_dataset, read_score_matrices
+        from tvrbench.report import viewer_payload
 
         captions = reading.read(queries)
         video_ids = read_video_ids(videos)

@@ -6,7 +6,9 @@ MC items in one offline page.
 ...              viewer=viewer_payload(captions, video_ids, {"model": scores}, judgments, relevance)))
 """
 
-from tvrbench.report.html import MCItems, ReportContent, render_report, write_report
-from tvrbench.report.viewer import viewer_payload
+from tvrbench.lazy import lazy_exports
 
-__all__ = ["MCItems", "ReportContent", "render_report", "viewer_payload", "write_report"]
+# The viewer ranks (numba, scipy): it loads with viewer_payload, not for a page of results alone.
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__, {"html": ("MCItems", "ReportContent", "render_report", "write_report"), "viewer": ("viewer_payload",)}
+)

@@ -12,7 +12,6 @@ import csv
 import io
 from dataclasses import dataclass
 
-from tvrbench.evaluation import evaluate
 from tvrbench.evaluation.fire.config import FireConfig
 from tvrbench.results import Table, TablesOfJson
 from tvrbench.signature import Signature
@@ -22,6 +21,8 @@ RANK_METRICS = ("MdR", "MnR")
 
 def compare_models(scores: dict, judgments, metrics, ties: str = "stable", ap: str = "standard") -> dict:
     """``{model: EvaluationResult}``; each result's ``original`` holds the original-label numbers."""
+    from tvrbench.evaluation import evaluate  # the engine (numba) only when models are scored, not to format a table
+
     return {name: evaluate(matrix, judgments, metrics=tuple(metrics), ties=ties, ap=ap) for name, matrix in scores.items()}
 
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from tvrbench.errors import InputError
-from tvrbench.evaluation import Judgments, evaluate
 from tvrbench.evaluation.fire.config import FireConfig
 from tvrbench.results import Table, TablesOfJson
 from tvrbench.signature import Signature
@@ -34,6 +33,8 @@ def labels_from_other_pools(fire, model: str):
 
 def pooling_bias(scores: dict, captions, video_ids, fire, metrics, ties: str = "stable", ap: str = "standard") -> list[dict]:
     """For each model (named as in the ``models`` field): metrics with all labels and with the others' only."""
+    from tvrbench.evaluation import Judgments, evaluate  # numba and scipy only here: the report shows the tables without
+
     all_labels = Judgments.build(captions, video_ids, fire=fire)
     rows = []
     for model, matrix in scores.items():

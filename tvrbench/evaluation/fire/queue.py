@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tvrbench.evaluation import evaluate, rank_top_k
 from tvrbench.evaluation.fire.bootstrap import bootstrap_differences, queries_for_difference
 from tvrbench.evaluation.fire.config import FireConfig
 from tvrbench.io.atomic import atomic_write
@@ -40,6 +39,8 @@ class AnnotationQueue:
 
 def unjudged_top_k(scores: np.ndarray, judged, k: int, ties: str = "stable") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(query row, video column, 1-based rank) of every pair in the top ``k`` with no label."""
+    from tvrbench.evaluation import rank_top_k  # numba only where pairs are ranked: the report shows the tables without
+
     top = rank_top_k(scores, k, ties=ties)
     rows = np.repeat(np.arange(top.shape[0]), top.shape[1])
     columns = top.ravel()
@@ -50,6 +51,8 @@ def unjudged_top_k(scores: np.ndarray, judged, k: int, ties: str = "stable") -> 
 
 def build_queue(scores: np.ndarray, judgments, k: int = 10, n_queries: int | None = None, seed: int = 0, ties: str = "stable") -> AnnotationQueue:
     """Unjudged top-k pairs of ``n_queries`` randomly drawn queries (all queries when None)."""
+    from tvrbench.evaluation import evaluate
+
     n_total = scores.shape[0]
     if n_queries is None or n_queries >= n_total:
         selected = np.arange(n_total)

@@ -9,15 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
 
-from tvrbench.evaluation import rank_top_k
 from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature
 from tvrbench.signature import Signature
 
 
 def positive_ranks(scores: np.ndarray, judgments, max_rank: int = 50, ties: str = "stable") -> dict[str, np.ndarray]:
     """1-based ranks of the ``original`` positives and of the positives FIRE added (``fire``)."""
+    from scipy import sparse  # numba and scipy only here: the report shows the tables without
+
+    from tvrbench.evaluation import rank_top_k
+
     depth = min(max_rank, scores.shape[1])
     top = rank_top_k(scores, depth, ties=ties)
     rank_of = sparse.csr_matrix((np.tile(np.arange(1, depth + 1), top.shape[0]), top.ravel(), np.arange(0, top.size + 1, depth)), shape=scores.shape)
