@@ -154,7 +154,7 @@ def test_similarity_subsets_reuse_the_cosines_contrast_records_carry(splits, tmp
     assert len(encoded_texts) == 2 * len(instances)  # gender records carry no cosine: every pair encoded
     by_pair = {(r.original, r.contrast): r for r in records}
     matched = [by_pair[i.positive, i.endings[o]] for i, o in zip(instances, options)]
-    cosines = contrast_cosines(instances, options, matched, np.arange(len(instances)), Counting)
+    cosines = contrast_cosines(instances, options, [None] * len(instances), np.arange(len(instances)), Counting)
     carried = [dataclasses.replace(r, filters={**r.filters, "meaning-changed": {"sentence_cosine": float(c)}}) for r, c in zip(matched, cosines)]
     never = lambda: pytest.fail("every record carries its cosine: no sentence model")  # noqa: E731
     assert score_mc(instances, scores, options, carried, never) == encoded
@@ -162,6 +162,38 @@ def test_similarity_subsets_reuse_the_cosines_contrast_records_carry(splits, tmp
     half = [c if k % 2 == 0 else r for k, (c, r) in enumerate(zip(carried, matched))]  # the odd ones lack the cosine
     assert score_mc(instances, scores, options, half, Counting) == encoded
     assert len(encoded_texts) == 2 * (len(instances) // 2)
+
+
+def test_the_split_keeps_what_the_subsets_need_so_scoring_needs_neither_records_nor_a_sentence_model(splits, tmp_path, monkeypatch):
+    """Records with cosines and antonyms (as verb contrasts carry them): `mc score` without
+    --contrast gives the subsets it gives with the records, and loads no sentence model."""
+    import dataclasses
+
+    import tvrbench.resources
+    from tvrbench.generators.records import read_contrast_records
+
+    folder, captions, _, _, _ = splits
+    small = captions.subset(range(240))
+    records, _ = gender_contrasts(small, tmp_path / "plain.jsonl")
+    rng = np.random.default_rng(3)
+    verb_like = [
+        dataclasses.replace(r, filters={"meaning-changed": {"antonym": bool(a), "sentence_cosine": None if a else round(float(c), 6)}})
+        for r, a, c in zip(records, rng.random(len(records)) < 0.2, rng.random(len(records)))
+    ]
+    (tmp_path / "verb.jsonl").write_text("".join(json.dumps(r.to_json()) + "\n" for r in verb_like), encoding="utf-8")
+    build_mc_file(small, "gender", tmp_path / "split.tsv", contrast_path=tmp_path / "verb.jsonl")
+    saved = json.loads((tmp_path / "split.tsv.json").read_text())["instances"]
+    assert any(e["antonym"] for e in saved) and all(("sentence_cosine" in e) != e["antonym"] for e in saved)
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the split carries every cosine: no sentence model")
+
+    monkeypatch.setattr(tvrbench.resources, "sentence_model", no_model)
+    without = score_mc_file(tmp_path / "split.tsv", tmp_path / "without.json", scorer="lm")
+    with_records = score_mc_file(tmp_path / "split.tsv", tmp_path / "with.json", scorer="lm", contrast_path=tmp_path / "verb.jsonl")
+    assert read_contrast_records(tmp_path / "verb.jsonl")  # the records are well formed
+    assert without["subsets"] == with_records["subsets"] and set(without["subsets"]) == {"antonym", "most_similar_15", "least_similar_15"}
+    assert without["subsets"]["antonym"]["n"] == sum(e["antonym"] for e in saved)
 
 
 def test_blind_scorer_uses_other_captions_of_the_video(tmp_path):
@@ -295,3 +327,11 @@ def test_score_rejects_wrong_shape(splits, tmp_path):
     np.save(tmp_path / "s.npy", np.zeros((3, 5)))
     with pytest.raises(InputError, match="needs \\(501, 5\\)"):
         score_mc_file(folder / "gender.tsv", tmp_path / "o.json", scores_path=tmp_path / "s.npy")
+
+
+@pytest.mark.parametrize("facts", [{"sentence_cosine": "high"}, {"sentence_cosine": True}, {"antonym": "yes"}, {"rare_original": 1.5}])
+def test_a_sidecar_with_malformed_facts_is_one_clear_error(tmp_path, facts):
+    write_mc(tmp_path / "s.tsv", [MCInstance("v0", ("a", "b", "c", "d", "e"), 0)])
+    (tmp_path / "s.tsv.json").write_text(json.dumps({"kind": "verb", "instances": [{"caption_id": "c0", "contrast_option": 1, **facts}]}))
+    with pytest.raises(InputError, match="s.tsv.json.*contrast_option .0-4 or null. and the contrast's facts"):
+        score_mc_file(tmp_path / "s.tsv", tmp_path / "o.json", scores_path=None, scorer="lm")

@@ -98,27 +98,32 @@ def score_mc(
     records: Sequence[ContrastRecord] | None = None,
     load_model: Callable[[], object] | None = None,
     similar_fraction: float = 0.15,
+    saved_facts: Sequence[dict] | None = None,
 ) -> dict:
     """Accuracy and tie rate overall, and the Table 4 / Table 5 subsets that the inputs allow.
 
-    ``load_model`` returns the sentence model for the similarity subsets; it is called only when a
-    contrast lacks the cosine its record carries (see :func:`contrast_cosines`)."""
+    What the subsets need of each contrast (:meth:`ContrastRecord.mc_facts`) comes from its record
+    in ``records``, else from the split's sidecar (``saved_facts``, one entry per instance, as ``mc
+    build`` writes them). ``load_model`` returns the sentence model for the similarity subsets; it is
+    called only when a contrast has no sentence cosine in either (see :func:`contrast_cosines`)."""
     labels = np.array([inst.label for inst in instances])
     correct, tie = mc_outcomes(scores, labels)
     result = {**summarize(correct, tie), "picks": scores.argmax(axis=1).tolist()}  # each instance's choice (the first if tied), for the report
     if contrast_options is None:
         return result
-    matched = _match_records(instances, contrast_options, records or ())
+    saved = saved_facts or [{}] * len(instances)
+    facts = [
+        record.mc_facts() if record is not None else saved[i] for i, record in enumerate(_match_records(instances, contrast_options, records or ()))
+    ]
     subsets = {}
-    antonym = np.array([bool(r and r.filters.get("meaning-changed", {}).get("antonym")) for r in matched])
-    if records:
+    antonym = np.array([bool(f.get("antonym")) for f in facts])
+    if records or any("antonym" in f for f in saved):
         subsets["antonym"] = summarize(correct, tie, antonym)
-        rare = np.array([bool(r and r.details.get("rare_original")) for r in matched])
-        if any(r is not None and "rare_original" in r.details for r in matched):
-            subsets["rare_id"] = summarize(correct, tie, rare)
+        if any("rare_original" in f for f in facts):
+            subsets["rare_id"] = summarize(correct, tie, np.array([bool(f.get("rare_original")) for f in facts]))
     if load_model is not None:
         rest = np.flatnonzero(~antonym)
-        similarity = contrast_cosines(instances, contrast_options, matched, rest, load_model)
+        similarity = contrast_cosines(instances, contrast_options, [facts[i].get("sentence_cosine") for i in rest], rest, load_model)
         take = int(round(similar_fraction * len(rest)))
         order = rest[np.argsort(-similarity, kind="stable")]
         percent = round(100 * similar_fraction)
@@ -128,11 +133,9 @@ def score_mc(
     return result
 
 
-def contrast_cosines(instances, contrast_options, matched, rows: np.ndarray, load_model: Callable[[], object]) -> np.ndarray:
-    """Sentence cosine of each row's positive to its contrast option: the one the contrast record
-    carries (the verb contrasts' meaning-changed filter, ``sentence_cosine``); the rest are encoded,
-    all in one call, the model loaded only then."""
-    carried = [(r.filters.get("meaning-changed") or {}).get("sentence_cosine") if r is not None else None for r in (matched[i] for i in rows)]
+def contrast_cosines(instances, contrast_options, carried: Sequence[float | None], rows: np.ndarray, load_model: Callable[[], object]) -> np.ndarray:
+    """Sentence cosine of each row's positive to its contrast option: ``carried`` (a row's record or
+    sidecar value) where known; the rest are encoded, all in one call, the model loaded only then."""
     similarity = np.array([np.nan if c is None else c for c in carried], dtype=float)
     missing = rows[np.isnan(similarity)]
     if len(missing):
@@ -176,6 +179,7 @@ def score_mc_file(
         raise InputError(None, "--lm needs --scorer lm: it names the language model that scorer reads the options with")
     instances = read_mc(mc_path)
     contrast_options = saved_contrast_options(mc_path, len(instances))
+    saved_facts = _saved_instances(mc_path, len(instances))
     records = read_contrast_records(contrast_path) if contrast_path is not None else None  # bad input fails before any model loads
     load_model = functools.cache(lambda: sentence_model(config.blind_model))  # only when used: it is the slowest thing here
     extra, fields = {}, {}
@@ -194,7 +198,7 @@ def score_mc_file(
         language_model = load_language_model(lm or NGRAM)
         scores = lm_scores(instances, language_model)
         fields["lm"] = language_model.name
-    result = score_mc(instances, scores, contrast_options, records, load_model if contrast_options else None, config.similar_fraction)
+    result = score_mc(instances, scores, contrast_options, records, load_model if contrast_options else None, config.similar_fraction, saved_facts)
     signature = Signature({
         "mc": file_digest(mc_path), "scores": file_digest(scores_path) if scores_path else f"scorer={scorer}", **fields,
         "ties": "strict", "similarity": config.blind_model,
@@ -205,10 +209,15 @@ def score_mc_file(
     return result
 
 
-def saved_contrast_options(mc_path: str | Path, n: int) -> list[int | None] | None:
-    """Which option is the contrast, from the split's sidecar (None for Random MC or no sidecar)."""
+def _saved_instances(mc_path: str | Path, n: int) -> list[dict]:
+    """The per-instance entries of the split's sidecar, one per instance ([] when they do not match)."""
     from tvrbench.generators.records import read_sidecar
 
     saved = read_sidecar(mc_path).get("instances") or []
-    options = [entry.get("contrast_option") for entry in saved] if len(saved) == n else []
+    return saved if len(saved) == n else []
+
+
+def saved_contrast_options(mc_path: str | Path, n: int) -> list[int | None] | None:
+    """Which option is the contrast, from the split's sidecar (None for Random MC or no sidecar)."""
+    options = [entry.get("contrast_option") for entry in _saved_instances(mc_path, n)]
     return options if any(o is not None for o in options) else None

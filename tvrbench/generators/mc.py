@@ -14,7 +14,7 @@ import difflib
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -33,6 +33,7 @@ class MCSplit:
     caption_ids: list[str]  # the positive's caption id per instance
     contrast_options: list[int | None]  # which option is the contrast negative
     dropped: Counter
+    contrast_facts: list[dict] = field(default_factory=list)  # the chosen contrast record's mc_facts()
 
     def sidecar(self, signature: str, kind: str, plausibility: dict | None = None, audit: dict | None = None) -> dict:
         """``plausibility`` and ``audit``: the contrast file's own (see :func:`tvrbench.generators.lm.preference`
@@ -43,7 +44,9 @@ class MCSplit:
             "counts": {"instances": len(self.instances), **{f"dropped: {k}": v for k, v in sorted(self.dropped.items())}},
             **({"plausibility": plausibility} if plausibility else {}),
             **({"audit": audit} if audit else {}),
-            "instances": [{"caption_id": c, "contrast_option": o} for c, o in zip(self.caption_ids, self.contrast_options)],
+            "instances": [
+                {"caption_id": c, "contrast_option": o, **facts} for c, o, facts in zip(self.caption_ids, self.contrast_options, self.contrast_facts)
+            ],
         }
 
 
@@ -110,13 +113,14 @@ def build_mc(
             split.dropped["too few other videos" + (" in the movie" if movies is not None else "")] += 1
             continue
         order = [positive, *negatives]
-        contrast_option = None
+        contrast_option, facts = None, {}
         if kind != "random":
-            options = [r.contrast for r in (contrasts or {}).get(captions.caption_ids[positive_index], []) if r.contrast.lower() not in seen]
+            options = [r for r in (contrasts or {}).get(captions.caption_ids[positive_index], []) if r.contrast.lower() not in seen]
             if not options:
                 split.dropped[f"positive has no {kind} contrast"] += 1
                 continue
-            order[-1] = options[_video_rng(config.seed, video_id, 1).integers(len(options))]
+            chosen = options[_video_rng(config.seed, video_id, 1).integers(len(options))]
+            order[-1], facts = chosen.contrast, chosen.mc_facts()
         permutation = rng.permutation(N_OPTIONS)  # option i shows order[permutation[i]]
         endings = tuple(order[j] for j in permutation)
         label = int(np.flatnonzero(permutation == 0)[0])
@@ -125,6 +129,7 @@ def build_mc(
         split.instances.append(MCInstance(video_id, endings, label))
         split.caption_ids.append(captions.caption_ids[positive_index])
         split.contrast_options.append(contrast_option)
+        split.contrast_facts.append(facts)
     return split
 
 

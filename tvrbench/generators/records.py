@@ -61,6 +61,18 @@ class ContrastRecord:
     def to_json(self) -> dict:
         return asdict(self)
 
+    def mc_facts(self) -> dict:
+        """What ``mc score``'s subsets need of the record (SPEC Tables 4-5): an antonym swap, the
+        sentence cosine the meaning filter measured, an ID contrast's rarer original name. ``mc
+        build`` keeps them in the split's sidecar, so scoring needs neither the records nor a
+        sentence model."""
+        meaning = self.filters.get("meaning-changed") or {}
+        return {
+            "antonym": bool(meaning.get("antonym")),
+            **({"sentence_cosine": meaning["sentence_cosine"]} if meaning.get("sentence_cosine") is not None else {}),
+            **({"rare_original": bool(self.details["rare_original"])} if "rare_original" in self.details else {}),
+        }
+
     @classmethod
     def from_json(cls, data: dict, source: str, line: int) -> "ContrastRecord":
         missing = [name for name in REQUIRED_FIELDS if not isinstance(data.get(name), str)]
@@ -153,18 +165,29 @@ def _is_audit(saved) -> bool:
 
 
 def checked_sidecar(data: dict, source: Path) -> dict:
-    """A sidecar whose ``plausibility``, ``audit`` and per-instance ``contrast_option`` are what tvrbench
-    writes (the report, the card and ``mc score`` use them); InputError otherwise."""
+    """A sidecar whose ``plausibility``, ``audit`` and per-instance entries (``contrast_option`` and
+    :meth:`ContrastRecord.mc_facts`) are what tvrbench writes (the report, the card and ``mc score``
+    use them); InputError otherwise."""
     if data.get("plausibility") is not None and not _is_preference(data["plausibility"]):
         raise InputError(source, "field 'plausibility' is not what tvrbench contrast writes (lm, pairs, prefers_original, median_gap_nats_per_token)")
     if data.get("audit") is not None and not _is_audit(data["audit"]):
         raise InputError(source, "field 'audit' is not what tvrbench contrast writes (hypothesis_only, substitutes, lm_preference)")
     entries = data.get("instances")
     if entries is not None and not (
-        isinstance(entries, list) and all(isinstance(e, dict) and e.get("contrast_option") in (None, 0, 1, 2, 3, 4) for e in entries)
+        isinstance(entries, list)
+        and all(isinstance(e, dict) and e.get("contrast_option") in (None, 0, 1, 2, 3, 4) and _are_facts(e) for e in entries)
     ):
-        raise InputError(source, "field 'instances' must list objects whose contrast_option is an option index 0-4 or null")
+        raise InputError(source, "field 'instances' must list contrast_option (0-4 or null) and the contrast's facts as mc build writes them")
     return data
+
+
+def _are_facts(entry: dict) -> bool:
+    cosine = entry.get("sentence_cosine")
+    return (
+        isinstance(cosine, NUMBER)
+        and not isinstance(cosine, bool)
+        and all(entry.get(flag) in (None, True, False) for flag in ("antonym", "rare_original"))
+    )
 
 
 def _json_line(line: str):
