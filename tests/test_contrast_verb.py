@@ -19,8 +19,9 @@ from tiny_models import build_tiny_models, synthetic_captions
 from tvrbench.generators import verb_contrasts
 from tvrbench.generators.base import CaptionItem, ContrastSearch
 from tvrbench.generators.config import FrequencyConfig, PerplexityConfig, T5GeneratorConfig, VerbConfig
+from tvrbench.generators.frames import VerbPhrases
 from tvrbench.generators.t5 import parse_fill
-from tvrbench.generators.verb import VerbContrasts, VerbPhrases
+from tvrbench.generators.verb import VerbContrasts
 from tvrbench.io.captions import Captions, read_captions
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -29,7 +29,7 @@ import pytest
 
 from tvrbench.cli import run
 from tvrbench.data import SAMPLE_DIR
-from tvrbench.resources import cache_dir
+from tvrbench.home import cache_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 

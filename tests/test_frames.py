@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tvrbench.generators.frames import PERSON, VEHICLE, ArgumentFit, Association, frame_of, wordnet_usage
-from tvrbench.generators.verb import VerbPhrases
+from tvrbench.generators.frames import PERSON, VEHICLE, ArgumentFit, Association, VerbPhrases, frame_of, wordnet_usage
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,9 @@ import nltk
 import numpy as np
 import pytest
 
+from tvrbench.home import cache_dir
 from tvrbench.proxies import build_proxy, parse_captions, proxy_matrix
-from tvrbench.resources import cache_dir, spacy_package_for, wordnet
+from tvrbench.resources import spacy_package_for, wordnet
 
 MSRVTT = Path(__file__).resolve().parents[2] / "shared" / "data" / "msrvtt" / "MSRVTT_JSFUSION_test.csv"
 if not MSRVTT.is_file():

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tvrbench import resources
+from tvrbench.cli import doctor
 from tvrbench.config import load_settings
 from tvrbench.errors import InputError
 from tvrbench.evaluation.settings import EvaluateSettings
@@ -27,7 +28,7 @@ def test_lexnames_match_the_wordnet_manual():
     assert [int(number) for number, _ in listed] == list(range(45))
 
 
-@pytest.mark.skipif(resources._debian_wordnet_dir() is None, reason="Debian's wordnet-base / wordnet-sense-index are not installed")
+@pytest.mark.skipif(resources.debian_wordnet_dir() is None, reason="Debian's wordnet-base / wordnet-sense-index are not installed")
 def test_debian_wordnet_is_prepared_and_read_by_nltk(tmp_path):
     """In a fresh process with an empty tvrbench home, the loader prepares Debian's files and NLTK reads them."""
     code = (
@@ -50,7 +51,7 @@ def test_doctor_lists_every_resource():
         [sys.executable, "-m", "tvrbench", "doctor"], capture_output=True, text=True, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"}
     )
     assert completed.returncode == 0, completed.stderr
-    for resource in resources.RESOURCES:
+    for resource in doctor.RESOURCES:
         assert resource.name in completed.stdout
 
 
@@ -60,9 +61,9 @@ def test_doctor_lists_every_resource():
     ("web-bigrams", "wordsegment", "bigrams.txt", ("wordsegment>=1.3",)),
 ])  # fmt: skip
 def test_language_model_and_glove_resources(name, module, detail, packages):
-    (resource,) = [r for r in resources.RESOURCES if r.name == name]
+    (resource,) = [r for r in doctor.RESOURCES if r.name == name]
     assert resource.fix == (sys.executable, "-m", "pip", "install", *packages)
-    status = resources.resource_status(resource)
+    status = doctor.resource_status(resource)
     if importlib.util.find_spec(module) is None:
         assert (status.present, status.detail) == (False, resource.how)
     else:

@@ -17,17 +17,8 @@ from tiny_models import OBJECTS, SUBJECTS, VERBS, build_tiny_models, synthetic_c
 from tvrbench.errors import InputError, MissingResource
 from tvrbench.generators.base import Candidate, CaptionItem, Request, Target, replace_tokens
 from tvrbench.generators.config import FinetuneConfig, T5GeneratorConfig, VerbConfig
-from tvrbench.generators.t5 import (
-    SpanCorruption,
-    T5Verbs,
-    corrupt,
-    finetune_t5,
-    load_pretrained,
-    masked_input,
-    parse_fill,
-    random_spans_noise_mask,
-    torch_device,
-)
+from tvrbench.generators.t5 import SpanCorruption, T5Verbs, corrupt, finetune_t5, load_pretrained, masked_input, parse_fill, random_spans_noise_mask
+from tvrbench.resources import torch_device
 
 ROOT = Path(__file__).resolve().parents[1]
 QUIET = {**os.environ, "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}

@@ -154,24 +154,6 @@ def _variants(metrics: Sequence[Metric], kinds) -> str:
     return ",".join(dict.fromkeys(metric.variant for metric in metrics if isinstance(metric, kinds))) or "n/a"
 
 
-def _ranked(n_queries: int, targets: sparse.csr_matrix, ranks: np.ndarray, judged: np.ndarray | None = None) -> RankedQueries:
-    gain = np.asarray(targets.data, dtype=np.float64)
-    return RankedQueries(n_queries, targets.indptr, ranks, gain, np.ones(gain.size, bool) if judged is None else judged)
-
-
-def _fuse(block: np.ndarray, judgments: Judgments, rows: slice | None, columns: slice | None, fusion: str) -> np.ndarray:
-    """Relevance of a block with the labels laid over it (rows/columns select the label block)."""
-    fused = np.array(block, dtype=np.float64)
-    if fusion == "none":
-        return fused
-    positive = judgments.positive[rows] if columns is None else judgments.positive[:, columns]
-    fused[positive.nonzero()] = 1.0
-    if fusion == "judged":
-        irrelevant = judgments.irrelevant[rows] if columns is None else judgments.irrelevant[:, columns]
-        fused[irrelevant.nonzero()] = 0.0
-    return fused
-
-
 def _graded_ndcg(scores, relevance, judgments, ndcg_metrics, ties, fusion) -> dict[str, np.ndarray]:
     """nDCG per query with a dense relevance matrix, in blocks so memory stays bounded."""
     n_rows, n_columns = scores.shape
@@ -182,18 +164,18 @@ def _graded_ndcg(scores, relevance, judgments, ndcg_metrics, ties, fusion) -> di
             parts = []
             for start in range(0, n_rows, step):
                 rows = slice(start, min(n_rows, start + step))
-                gains = sparse.csr_matrix(_fuse(relevance[rows], judgments, rows, None, fusion))
+                gains = sparse.csr_matrix(judgments.fuse(relevance[rows], rows, None, fusion))
                 ranks, _ = target_ranks(scores[rows], rows=gains, ties=ties)
-                parts.append(metric.per_query(_ranked(gains.shape[0], gains, ranks)))
+                parts.append(metric.per_query(RankedQueries.from_targets(gains.shape[0], gains, ranks)))
             values[str(metric)] = np.concatenate(parts)
         else:
             step = max(1, _RELEVANCE_BLOCK_CELLS // n_rows)
             parts = []
             for start in range(0, n_columns, step):
                 columns = slice(start, min(n_columns, start + step))
-                gains = sparse.csr_matrix(_fuse(relevance[:, columns], judgments, None, columns, fusion).T)
+                gains = sparse.csr_matrix(judgments.fuse(relevance[:, columns], None, columns, fusion).T)
                 _, ranks = target_ranks(scores[:, columns], columns=gains, ties=ties)
-                parts.append(metric.per_query(_ranked(gains.shape[0], gains, ranks)))
+                parts.append(metric.per_query(RankedQueries.from_targets(gains.shape[0], gains, ranks)))
             values[str(metric)] = np.concatenate(parts)
     return values
 
@@ -273,7 +255,7 @@ def per_query_values(
         row_ranks, column_ranks = target_ranks(scores, rows=rows, columns=columns, ties=ties, columns_top_only=top_only)
         graded_values = _graded_ndcg(scores, relevance, judgments, ndcg_metrics, ties, fusion) if graded_ndcg else {}
 
-    t2v = _ranked(n_queries, rows, row_ranks)
+    t2v = RankedQueries.from_targets(n_queries, rows, row_ranks)
     per_query: dict[str, np.ndarray] = {}
     for metric in metrics:
         if isinstance(metric, NDCG):
@@ -282,7 +264,7 @@ def per_query_values(
             if metric.direction == "t2v":
                 per_query[str(metric)] = metric.per_query(t2v)
             else:
-                per_query[str(metric)] = metric.per_query(_ranked(n_videos, columns, column_ranks))
+                per_query[str(metric)] = metric.per_query(RankedQueries.from_targets(n_videos, columns, column_ranks))
         else:
             per_query[str(metric)] = metric.per_query(t2v)
     per_query.update(graded_values)

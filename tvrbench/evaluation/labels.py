@@ -59,6 +59,18 @@ class Judgments:
         empty = sparse.csr_matrix(self.shape, dtype=bool)
         return Judgments(self.original, self.original, empty, self.original, ["original"])
 
+    def fuse(self, block: np.ndarray, rows: slice | None, columns: slice | None, fusion: str) -> np.ndarray:
+        """Relevance of a block with the labels laid over it (rows/columns select the label block)."""
+        fused = np.array(block, dtype=np.float64)
+        if fusion == "none":
+            return fused
+        positive = self.positive[rows] if columns is None else self.positive[:, columns]
+        fused[positive.nonzero()] = 1.0
+        if fusion == "judged":
+            irrelevant = self.irrelevant[rows] if columns is None else self.irrelevant[:, columns]
+            fused[irrelevant.nonzero()] = 0.0
+        return fused
+
     @classmethod
     def from_matrices(cls, positive, irrelevant=None, original=None) -> "Judgments":
         """Judgments from boolean matrices (array-level API); ``original`` defaults to ``positive``."""

@@ -15,10 +15,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numba
 import numpy as np
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 AP_VARIANTS = ("standard", "fire")
 NDCG_VARIANTS = ("epic", "paper", "full")
@@ -176,6 +179,12 @@ class RankedQueries:
     _counts: np.ndarray | None = field(default=None, init=False, repr=False)
     _without_positive: np.ndarray | None = field(default=None, init=False, repr=False)
     _within: dict = field(default_factory=dict, init=False, repr=False)
+
+    @classmethod
+    def from_targets(cls, n_queries: int, targets: sparse.csr_matrix, ranks: np.ndarray, judged: np.ndarray | None = None) -> RankedQueries:
+        """The labelled items of ``targets`` (their values are the gains) at ``ranks``, every one judged unless ``judged`` says."""
+        gain = np.asarray(targets.data, dtype=np.float64)
+        return cls(n_queries, targets.indptr, ranks, gain, np.ones(gain.size, bool) if judged is None else judged)
 
     def positives(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(pointer, ranks, gains): each query's positives as CSR arrays; computed once."""

@@ -666,7 +666,8 @@ class NonFiniteScores(ValueError):
     """The scores hold NaN or infinite values (found by the ranking pass, which reads every cell)."""
 
 
-def _check_tie_rule(ties: str) -> int:
+def check_tie_rule(ties: str) -> int:
+    """The kernels' code for tie rule ``ties``; ValueError naming the rules when it is none of them."""
     if ties not in _TIE_CODE:
         raise ValueError(f"unknown tie rule {ties!r}; choose one of {', '.join(TIE_RULES)}")
     return _TIE_CODE[ties]
@@ -704,7 +705,7 @@ def target_ranks(
     ranks (m = the column's number of targets) and m + 1 otherwise, which is all that nDCG with
     its cutoff at m needs, for a fraction of the work.
     """
-    tie_code = _check_tie_rule(ties)
+    tie_code = check_tie_rule(ties)
     scores = np.asarray(scores)
     if scores.ndim != 2:
         raise ValueError(f"scores must be a 2-D matrix, got {scores.ndim} dimensions")

@@ -27,7 +27,8 @@ from scipy import sparse
 
 from tvrbench.errors import InputError
 from tvrbench.evaluation.labels import Judgments
-from tvrbench.evaluation.ranking import NonFiniteScores, _check_tie_rule, target_ranks
+from tvrbench.evaluation.metrics import RankedQueries
+from tvrbench.evaluation.ranking import NonFiniteScores, check_tie_rule, target_ranks
 from tvrbench.io.atomic import atomic_write
 from tvrbench.io.scores import require_finite
 from tvrbench.io.shards import ScoreShards
@@ -169,8 +170,6 @@ def _ranks_from_counts(table: _ColumnTable, counts: list[dict], name: str, tie_c
 def _first_pass(shards: ScoreShards, shard: int, row_targets, positives, depth, ties: str, graded: dict | None) -> dict:
     """Rank the shard's rows; read the scores of its column targets (and with ``depth``, each column's
     ``depth[c]`` best scores); graded nDCG of its rows."""
-    from tvrbench.evaluation.engine import _fuse, _ranked
-
     start, _ = shards.bounds[shard]
     block = shards.read(shard)
     try:
@@ -187,12 +186,12 @@ def _first_pass(shards: ScoreShards, shard: int, row_targets, positives, depth, 
     if graded is not None:
         relevance = graded["relevance"]
         relevance = relevance.toarray() if sparse.issparse(relevance) else np.asarray(relevance)
-        gains = sparse.csr_matrix(_fuse(relevance, graded["judgments"], slice(None), None, graded["fusion"]))
+        gains = sparse.csr_matrix(graded["judgments"].fuse(relevance, slice(None), None, graded["fusion"]))
         gains.sort_indices()
         ranks, _ = target_ranks(block, rows=gains, ties=ties)
         for metric in graded["metrics"]:
             if metric.direction == "t2v":
-                out[f"t2v_{metric}"] = metric.per_query(_ranked(gains.shape[0], gains, ranks))
+                out[f"t2v_{metric}"] = metric.per_query(RankedQueries.from_targets(gains.shape[0], gains, ranks))
         if any(metric.direction == "v2t" for metric in graded["metrics"]):
             local = gains.tocoo()
             out["graded_rows"], out["graded_columns"] = local.row + start, local.col
@@ -300,7 +299,7 @@ def sharded_ranks(
     pass 2 reads only the cells at or above that score; ``client``: a Dask client, or None to run
     here; ``checkpoint``: a folder where task results are kept until the caller removes it.
     """
-    tie_code = _check_tie_rule(ties)
+    tie_code = check_tie_rule(ties)
     n_rows, n_columns = shards.shape
     columns = None if columns is None else columns.tocsr().sorted_indices()
     state = _Checkpoint(checkpoint, _checkpoint_key(shards, rows, columns, ties, columns_top_only, graded) if checkpoint else "")
@@ -347,15 +346,13 @@ def sharded_ranks(
         if "labels" in tables:
             column_ranks = _ranks_from_counts(tables["labels"], counts, "labels", tie_code)[places["labels"]]
         if graded_v2t:
-            from tvrbench.evaluation.engine import _ranked
-
             ranks = _ranks_from_counts(tables["graded"], counts, "graded", tie_code)[places["graded"]]
             order = np.lexsort((cells["rows"], cells["columns"]))
             targets = sparse.csr_matrix(
                 (cells["gains"][order], cells["rows"][order], _pointer(cells["columns"], n_columns)), shape=(n_columns, n_rows)
             )
             for metric in graded_v2t:
-                graded_values[str(metric)] = metric.per_query(_ranked(n_columns, targets, ranks))
+                graded_values[str(metric)] = metric.per_query(RankedQueries.from_targets(n_columns, targets, ranks))
     return ShardedRanks(row_ranks, column_ranks, graded_values)
 
 

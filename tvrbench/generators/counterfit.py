@@ -23,8 +23,9 @@ from scipy import sparse
 
 from tvrbench.errors import MissingResource
 from tvrbench.generators.config import Settings
+from tvrbench.home import cache_dir
 from tvrbench.io.atomic import atomic_write
-from tvrbench.resources import cache_dir, wordnet, wordnet_fingerprint
+from tvrbench.resources import wordnet, wordnet_fingerprint
 from tvrbench.signature import text_digest
 
 ALGORITHM = "counterfit-v1"  # part of the cache key: bump it when the build changes

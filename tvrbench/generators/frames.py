@@ -17,6 +17,9 @@ before any language model or embedding is asked. Its evidence:
 Nouns are put in classes by WordNet's lexicographer file of their first sense (``noun.person``,
 ``noun.animal``, ``noun.food``, ...), with vehicles split from other artifacts, since what a car can do
 differs from what a cup can. How each signal changed the contrasts a reader sees is in docs/contrast.md.
+
+The verb phrases a contrast replaces (:class:`VerbPhrases`) are found here too, beside the clause test
+they use, so T5 fine-tuning masks them without importing the verb generator that uses T5.
 """
 
 from __future__ import annotations
@@ -29,9 +32,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tvrbench.generators.base import CaptionItem, Target
 from tvrbench.generators.lexicon import AUXILIARIES, VerbLexicon
+from tvrbench.home import cache_dir
 from tvrbench.io.atomic import atomic_write
-from tvrbench.resources import cache_dir, wordnet, wordnet_fingerprint
+from tvrbench.resources import wordnet, wordnet_fingerprint
 from tvrbench.signature import text_digest
 
 VERSION = "verb-usage-v9"  # bump when what is stored changes
@@ -180,6 +185,29 @@ def heads_a_clause(verb) -> bool:
         and not (verb.tag_ == "VBN" and verb.dep_ in ("acl", "amod"))
         and not any(child.dep_ in ("auxpass", "nsubjpass") for child in verb.children)
     )
+
+
+# Targets follow Park et al. App. A.3: a verb, or a verb followed by its particle or preposition.
+VERB_PATTERNS = [[{"POS": "VERB"}, {"TAG": {"IN": ["RP", "IN"]}, "OP": "?"}]]
+
+
+class VerbPhrases:
+    """Targets: spaCy matches of verb, or verb + particle / preposition (longest match wins), whose
+    verb heads a clause (when the doc is parsed)."""
+
+    def __init__(self, nlp):
+        from spacy.matcher import Matcher
+
+        self.matcher = Matcher(nlp.vocab)
+        self.matcher.add("VERB_PHRASE", VERB_PATTERNS, greedy="LONGEST")
+
+    def find(self, item: CaptionItem) -> list[Target]:
+        return self.in_doc(item.doc)
+
+    def in_doc(self, doc) -> list[Target]:
+        spans = sorted(self.matcher(doc, as_spans=True), key=lambda span: span.start)
+        parsed = doc.has_annotation("DEP")
+        return [Target(span.start, span.end, "verb") for span in spans if not parsed or heads_a_clause(span[0])]
 
 
 def _empty_entry() -> dict:

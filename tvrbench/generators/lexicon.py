@@ -14,8 +14,9 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 
+from tvrbench.home import cache_dir
 from tvrbench.io.atomic import atomic_write
-from tvrbench.resources import cache_dir, wordnet, wordnet_fingerprint
+from tvrbench.resources import wordnet, wordnet_fingerprint
 from tvrbench.signature import text_digest
 
 VERSION = "verb-lexicon-v4"  # bump when what is stored changes

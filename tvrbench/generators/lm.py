@@ -29,6 +29,7 @@ import numpy as np
 
 from tvrbench.errors import InputError, MissingResource
 from tvrbench.generators.config import Device
+from tvrbench.resources import torch_device
 
 NGRAM = "ngram"  # the bundled CMU model
 CMU_MODEL = "en-us/en-us.lm.bin"
@@ -168,8 +169,6 @@ class CausalLM:
     """
 
     def __init__(self, name_or_path: str, batch_size: int = 16, cache_limit: int = 100_000, device: Device = "cpu"):
-        from tvrbench.generators.t5 import torch_device
-
         torch_device(device)  # a GPU asked for and missing is said now, not at the first score
         self.source = name_or_path
         self.device = device
@@ -186,7 +185,7 @@ class CausalLM:
 
     @functools.cached_property
     def name(self) -> str:
-        from tvrbench.generators.t5 import inference_dtype, torch_device
+        from tvrbench.generators.t5 import inference_dtype
 
         dtype = str(inference_dtype(torch_device(self.device), "causal")).removeprefix("torch.")
         return f"causal={self.pinned[0]}" + ("" if dtype == "float32" else f"({dtype})")

@@ -2,7 +2,7 @@
 the K best distinct fills of beam search; and fine-tuning T5 on training captions.
 
 Models load by hub name or local path through ``transformers``' Auto classes, never with remote
-code, on the device ``--device`` names (:func:`torch_device`); :func:`pinned` names the hub
+code, on the device ``--device`` names (:func:`tvrbench.resources.torch_device`); :func:`pinned` names the hub
 commit or the folder's digest for signatures. Each beam ends at ``<extra_id_1>`` (or EOS): its fill
 is the text after ``<extra_id_0>``; a beam without ``<extra_id_0>`` (an untrained model) is taken
 whole, and one cut off by ``max_new_tokens`` before it ended is dropped.
@@ -21,29 +21,17 @@ from typing import Literal
 
 import numpy as np
 
-from tvrbench.errors import InputError, MissingResource
+from tvrbench.errors import InputError
 from tvrbench.generators.base import Candidate, Request, match_case, replace_tokens
 from tvrbench.generators.config import Device, FinetuneConfig, T5GeneratorConfig
+from tvrbench.resources import torch_device, transformers_library
 
 SENTINEL = "<extra_id_0>"
 NEXT_SENTINEL = "<extra_id_1>"
 _SENTINELS = re.compile(r"<extra_id_(\d+)>")
-PIP_T5 = "pip install 'tvrbench[t5]'"
 
 
 # --------------------------------------------------------------------------- loading
-
-
-def torch_device(device: Device) -> str:
-    """``auto``: the GPU when torch sees one, else the CPU; ``cuda`` without a GPU is refused."""
-    _transformers()
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        raise InputError(None, "--device cuda: torch sees no GPU (use --device auto or cpu)")
-    return device
 
 
 def inference_dtype(place: str, kind: Literal["seq2seq", "causal"]):
@@ -74,16 +62,6 @@ def _source(name_or_path: str) -> str:
     return str(folder)
 
 
-def _transformers():
-    """The ``transformers`` module; it, or torch, missing is a MissingResource naming the pip install."""
-    try:
-        import torch  # noqa: F401
-        import transformers
-    except ImportError as error:
-        raise MissingResource(f"{error.name or 'transformers'} (T5 and causal language models)", PIP_T5) from None
-    return transformers
-
-
 def pinned(name_or_path: str) -> tuple[str, str | None]:
     """The model's id for signatures, ``name@commit`` (the hub snapshot) or ``path:digest`` (the
     folder's files), and the revision that loads exactly it (None: a folder); so two runs with
@@ -98,7 +76,7 @@ def pinned(name_or_path: str) -> tuple[str, str | None]:
 
 def _revision(name: str) -> str | None:
     """The commit of the hub snapshot ``config.json`` resolves to (from the cache when offline)."""
-    hub = _transformers().utils.hub
+    hub = transformers_library().utils.hub
     try:
         path = hub.cached_file(name, "config.json")
     except Exception as error:  # noqa: BLE001 - every cause becomes one line (load_error)
@@ -130,7 +108,7 @@ def load_error(name_or_path: str, error: BaseException) -> Exception:
 
 def load_pretrained(kind: Literal["seq2seq", "causal"], name_or_path: str, device: Device = "cpu", revision: str | None = None):
     """(model in eval mode on ``device``, tokenizer) from a local folder or a hub name; remote code is refused."""
-    transformers = _transformers()
+    transformers = transformers_library()
     source = _source(name_or_path)
     place = torch_device(device)
     model_class = transformers.AutoModelForSeq2SeqLM if kind == "seq2seq" else transformers.AutoModelForCausalLM
@@ -261,7 +239,7 @@ def corrupt(tokens: Sequence, mask: np.ndarray, sentinels: Sequence) -> tuple[li
 
 def span_corruption_examples(docs, phrases) -> list[tuple[str, str]]:
     """The ``verb-phrases`` masking: (input, target) pairs, each verb phrase
-    (:class:`~tvrbench.generators.verb.VerbPhrases`) of each caption masked by ``<extra_id_0>``,
+    (:class:`~tvrbench.generators.frames.VerbPhrases`) of each caption masked by ``<extra_id_0>``,
     the target ``<extra_id_0> phrase <extra_id_1>``, as the candidates are asked for."""
     examples = []
     for doc in docs:
@@ -329,7 +307,7 @@ def objective(tokenizer, texts: Sequence[str], config: FinetuneConfig) -> SpanCo
     """The examples ``config.masking`` makes of ``texts``."""
     if config.masking == "span-corruption":
         return SpanCorruption(tokenizer, texts, config)
-    from tvrbench.generators.verb import VerbPhrases
+    from tvrbench.generators.frames import VerbPhrases
     from tvrbench.resources import spacy_pipeline
 
     nlp = spacy_pipeline("en_core_web_sm")

@@ -31,10 +31,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from tvrbench.generators.base import Candidate, CaptionItem, ContrastSearch, Request, Target, match_case, replace_tokens
+from tvrbench.generators.base import Candidate, CaptionItem, ContrastSearch, Request, match_case, replace_tokens
 from tvrbench.generators.config import ChoiceConfig, VerbConfig, WordNetGeneratorConfig
 from tvrbench.generators.core import ContrastGenerator
-from tvrbench.generators.frames import BIGRAM_WORDS, ArgumentFit, NounClasses, Usage, frame_of, heads_a_clause
+from tvrbench.generators.frames import BIGRAM_WORDS, ArgumentFit, NounClasses, Usage, VerbPhrases, frame_of
 from tvrbench.generators.lexicon import AUXILIARIES, LexiconSettings, VerbLexicon, verb_lexicon
 from tvrbench.generators.lm import LanguageModel, load_language_model, mean_logprobs
 from tvrbench.generators.records import ContrastRecord, Replacement
@@ -44,26 +44,6 @@ from tvrbench.signature import text_digest
 # Light verbs say little on their own: "taking his opinion", "going and dancing" (never proposed).
 LIGHT_VERBS = frozenset({"go", "come", "get", "give", "take", "make", "put", "set", "keep", "let"})
 MAX_WORDS = 2  # a verb, or a verb and its particle: longer WordNet lemmas ("come_to_the_fore") read oddly
-VERB_PATTERNS = [[{"POS": "VERB"}, {"TAG": {"IN": ["RP", "IN"]}, "OP": "?"}]]
-
-
-class VerbPhrases:
-    """Targets: spaCy matches of verb, or verb + particle / preposition (longest match wins), whose
-    verb heads a clause (when the doc is parsed)."""
-
-    def __init__(self, nlp):
-        from spacy.matcher import Matcher
-
-        self.matcher = Matcher(nlp.vocab)
-        self.matcher.add("VERB_PHRASE", VERB_PATTERNS, greedy="LONGEST")
-
-    def find(self, item: CaptionItem) -> list[Target]:
-        return self.in_doc(item.doc)
-
-    def in_doc(self, doc) -> list[Target]:
-        spans = sorted(self.matcher(doc, as_spans=True), key=lambda span: span.start)
-        parsed = doc.has_annotation("DEP")
-        return [Target(span.start, span.end, "verb") for span in spans if not parsed or heads_a_clause(span[0])]
 
 
 @functools.lru_cache(maxsize=50000)

@@ -37,6 +37,7 @@ import pydantic
 from ijson.common import ObjectBuilder
 
 from tvrbench.errors import InputError
+from tvrbench.io import fire_cache
 from tvrbench.io.atomic import atomic_write
 from tvrbench.io.files import PICKLE_MAGIC, require_file
 from tvrbench.progress import track
@@ -362,17 +363,27 @@ def read_fire(path: str | os.PathLike, dataset: str | None = None, cache: bool =
     With ``cache`` the columns come from (and go to) the cache when the file's digest has been read
     before; ``tvrbench fire cache --clear`` empties it.
     """
-    from tvrbench.io import fire_cache
-
     path = Path(path)
     _check_readable(path)
     key = fire_cache.key(path) if cache else None
-    labels = fire_cache.load(key, path) if key else None
+    labels = _cached(key, path) if key else None
     if labels is None:
         labels = _parse(path)
         if key:
             fire_cache.store(key, labels)
     return labels if dataset is None else labels.select(dataset)
+
+
+def _cached(key: str, path: Path) -> FireLabels | None:
+    """The labels kept under ``key``, or None when there is no entry or a damaged one (columns of different lengths)."""
+    kept = fire_cache.load(key)
+    if kept is None:
+        return None
+    ids = {name: RaggedInts(*kept.pop(name)) for name in ("response_ids", "queue_ids")}
+    try:
+        return FireLabels(**kept, **ids, source=str(path))
+    except ValueError:
+        return None
 
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

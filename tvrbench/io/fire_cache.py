@@ -15,9 +15,8 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+from tvrbench.home import cache_dir
 from tvrbench.io.atomic import atomic_write
-from tvrbench.io.fire import FireLabels, RaggedInts
-from tvrbench.resources import cache_dir
 from tvrbench.signature import file_digest
 
 VERSION = 1  # bump when the stored layout or what the reader puts in the columns changes
@@ -67,12 +66,13 @@ def _tuples(column: _Column) -> list[tuple]:
     return [values[code] for code in np.frombuffer(column.codes, np.int32).tolist()]
 
 
-def _ragged(parts: tuple[bytes, bytes]) -> RaggedInts:
-    return RaggedInts(np.frombuffer(parts[0], np.int64).copy(), np.frombuffer(parts[1], np.int64).copy())
+def _ragged(parts: tuple[bytes, bytes]) -> tuple[np.ndarray, np.ndarray]:
+    return np.frombuffer(parts[0], np.int64).copy(), np.frombuffer(parts[1], np.int64).copy()
 
 
-def store(name: str, labels: FireLabels) -> None:
-    """Keep ``labels`` under ``name``; skipped (the next read parses again) if it cannot be encoded."""
+def store(name: str, labels) -> None:
+    """Keep the columns of ``labels`` (a :class:`~tvrbench.io.fire.FireLabels`) under ``name``; skipped
+    (the next read parses again) if they cannot be encoded."""
     try:
         entry = _Entry(
             *(_encode(getattr(labels, column)) for column in ("query", "video_id", "dataset", "models", "annotator_labels", "annotator_ids")),
@@ -91,11 +91,13 @@ def store(name: str, labels: FireLabels) -> None:
         return
 
 
-def load(name: str, source: Path) -> FireLabels | None:
-    """The columns kept under ``name``, or None when there is no readable entry."""
+def load(name: str) -> dict | None:
+    """The columns kept under ``name`` as ``FireLabels`` fields but ``source`` (each id column as its
+    values and offsets), or None when there is no readable entry. Plain arrays, because
+    :mod:`tvrbench.io.fire` imports this module and so this one imports nothing of it."""
     try:
         entry = msgspec.msgpack.decode((cache_folder() / f"{name}.msgpack").read_bytes(), type=_Entry)
-        return FireLabels(
+        return dict(
             query=_strings(entry.query),
             video_id=_strings(entry.video_id),
             label=np.frombuffer(entry.label, np.int8).copy(),
@@ -104,7 +106,6 @@ def load(name: str, source: Path) -> FireLabels | None:
             annotator_labels=_tuples(entry.annotator_labels),
             annotator_ids=_tuples(entry.annotator_ids),
             metadata=entry.metadata,
-            source=str(source),
             response_ids=_ragged(entry.response_ids),
             queue_ids=_ragged(entry.queue_ids),
         )

@@ -10,6 +10,8 @@ One rule each, so every command reads the same file the same way:
 * Scores (:func:`read_score_matrix`): a file ending in one of :data:`RUN_SUFFIXES` is a TREC run,
   anything else a ``.npy`` matrix (rows = captions, columns = videos).
 * Sidecars (:func:`sidecar_path`): ``M.json`` beside a matrix, ``X.tsv.json`` beside anything else.
+* Sparse proxies (:func:`read_proxy_cells`): the Parquet folder ``tvrbench proxies`` writes, read here
+  below the proxies so that ``evaluate --relevance`` and ``publish`` need none of their builders.
 
 Every reader raises :class:`~tvrbench.errors.InputError` naming the file or option and the problem.
 """
@@ -26,14 +28,18 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.io.captions import Captions, read_captions
+from tvrbench.io.files import read_json_object, string_list
 from tvrbench.io.shards import ScoreShards, is_sharded, open_shards, read_zarr_matrix
 
 if TYPE_CHECKING:
+    import scipy.sparse
+
     from tvrbench.io.fire import FireLabels
 
 RUN_SUFFIXES = (".run", ".trec", ".txt", ".tsv")
 # Outputs whose sidecar replaces their suffix (M.npy → M.json); every other output's sidecar adds .json.
 MATRIX_SUFFIXES = (".npy", ".npz", ".zarr", ".parquet")
+PARQUET_COLUMNS = ("query_id", "item_id", "score")  # a sparse proxy's Parquet parts (tvrbench proxies --out M.parquet)
 
 
 def sidecar_path(path: str | Path) -> Path:
@@ -182,15 +188,12 @@ def load_relevance(path: Path, shape: tuple[int, int], captions: Captions, video
     A proxy's sidecar ``M.json`` (from ``tvrbench proxies``) names its rows (``videos`` or
     ``captions``) and their ids; the matrix is transposed and reordered to captions × videos.
     """
-    from tvrbench.io.files import read_json_object, string_list
     from tvrbench.io.scores import read_scores_digest
     from tvrbench.signature import file_digest
 
     if path.suffix.lower() == ".zarr":  # a Zarr proxy (tvrbench proxies --out M.zarr), read whole
         matrix, digest = read_zarr_matrix(path), file_digest(path, algorithm="xxh3")
     elif path.is_dir():  # a Parquet proxy (tvrbench proxies --out M.parquet): cells not stored are 0
-        from tvrbench.proxies.storage import read_proxy_cells
-
         matrix, digest = read_proxy_cells(path)[0].toarray(), file_digest(path, algorithm="xxh3")
     else:
         matrix, digest = read_scores_digest(path)
@@ -216,6 +219,39 @@ def load_relevance(path: Path, shape: tuple[int, int], captions: Captions, video
     if matrix.min() < 0 or matrix.max() > 1:
         raise InputError(path, "relevance values must lie in [0, 1]")
     return np.ascontiguousarray(matrix), name
+
+
+def read_proxy_cells(path: str | Path) -> tuple[scipy.sparse.csr_matrix, dict]:
+    """A Parquet proxy (the folder of part files and its sidecar ``OUT.json``) as a CSR matrix in the
+    sidecar's row and column order; cells not stored are 0."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    import scipy.sparse as sp
+
+    path = Path(path)
+    parts = sorted(path.glob("part-*.parquet")) if path.is_dir() else []
+    if not parts:
+        raise InputError(path, "not a Parquet proxy folder (part-*.parquet files, written by tvrbench proxies --out M.parquet)")
+    sidecar_file = sidecar_path(path)
+    if not sidecar_file.is_file():
+        raise InputError(path, f"no sidecar {sidecar_file.name} beside it (written by tvrbench proxies)")
+    sidecar = read_json_object(sidecar_file)
+    row_ids = string_list(sidecar, "row_ids", sidecar_file)
+    col_ids = string_list(sidecar, "col_ids", sidecar_file)
+    try:
+        table = pa.concat_tables(pq.read_table(part, columns=list(PARQUET_COLUMNS)) for part in parts)
+        rows = pc.index_in(table["query_id"], value_set=pa.array(row_ids, pa.string()))
+        columns = pc.index_in(table["item_id"], value_set=pa.array(col_ids, pa.string()))
+        scores = table["score"].to_numpy()
+    except (OSError, KeyError, pa.ArrowException) as error:
+        raise InputError(path, f"not readable as {', '.join(PARQUET_COLUMNS)} Parquet: {error}") from None
+    if rows.null_count or columns.null_count:
+        raise InputError(path, f"names a query or item that is not in {sidecar_file.name}")
+    matrix = sp.coo_matrix((scores, (rows.to_numpy(), columns.to_numpy())), shape=(len(row_ids), len(col_ids))).tocsr()
+    if matrix.nnz != len(scores):
+        raise InputError(path, "holds a (query_id, item_id) pair twice")
+    return matrix, sidecar
 
 
 def reorder(

@@ -30,10 +30,11 @@ Files: ``M.npy`` (dense, float32 unless asked otherwise), ``M.zarr`` (dense, a c
 ``evaluate --relevance`` wants queries (captions) as rows: it transposes when ``rows`` is ``videos``.
 """
 
+from tvrbench.io.inputs import read_proxy_cells
 from tvrbench.proxies.config import ProxyConfig, load_config
 from tvrbench.proxies.matrix import LEVELS, PROXIES, ProxyMatrix, build_proxy, proxy_matrix, read_proxy
 from tvrbench.proxies.parsing import ParsedCaptions, parse_captions
-from tvrbench.proxies.storage import read_proxy_cells, write_proxy
+from tvrbench.proxies.storage import write_proxy
 
 __all__ = [
     "LEVELS",

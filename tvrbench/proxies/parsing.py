@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tvrbench.errors import InputError
+from tvrbench.home import cache_dir
 from tvrbench.progress import track
-from tvrbench.resources import cache_dir, spacy_pipeline, spacy_pipeline_id
+from tvrbench.resources import spacy_pipeline, spacy_pipeline_id
 
 # Components that do not influence Token.pos_ or Token.lemma_.
 EXCLUDED_COMPONENTS = ("ner",)

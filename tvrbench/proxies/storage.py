@@ -35,15 +35,13 @@ import scipy.sparse as sp
 
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, naming, write_json
-from tvrbench.io.files import read_json_object, string_list
-from tvrbench.io.inputs import sidecar_path
+from tvrbench.io.inputs import PARQUET_COLUMNS, sidecar_path
 from tvrbench.progress import track
 from tvrbench.proxies.matrix import ProxyMatrix
 
 DENSE_SUFFIXES = (".npy", ".zarr")
 SPARSE_SUFFIXES = (".npz", ".parquet")
 FOLDER_SUFFIXES = (".zarr", ".parquet")  # these outputs (and their partial forms) are folders
-PARQUET_COLUMNS = ("query_id", "item_id", "score")
 
 
 @dataclass(frozen=True)
@@ -365,35 +363,3 @@ class NpzCells:
 
 
 STORES = {".npy": NpyBlocks, ".zarr": ZarrBlocks, ".parquet": ParquetBlocks, ".npz": NpzCells}
-
-
-def read_proxy_cells(path: str | Path) -> tuple[sp.csr_matrix, dict]:
-    """A Parquet proxy (the folder of part files and its sidecar ``OUT.json``) as a CSR matrix in the
-    sidecar's row and column order; cells not stored are 0."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    path = Path(path)
-    parts = sorted(path.glob("part-*.parquet")) if path.is_dir() else []
-    if not parts:
-        raise InputError(path, "not a Parquet proxy folder (part-*.parquet files, written by tvrbench proxies --out M.parquet)")
-    sidecar_file = sidecar_path(path)
-    if not sidecar_file.is_file():
-        raise InputError(path, f"no sidecar {sidecar_file.name} beside it (written by tvrbench proxies)")
-    sidecar = read_json_object(sidecar_file)
-    row_ids = string_list(sidecar, "row_ids", sidecar_file)
-    col_ids = string_list(sidecar, "col_ids", sidecar_file)
-    try:
-        table = pa.concat_tables(pq.read_table(part, columns=list(PARQUET_COLUMNS)) for part in parts)
-        rows = pc.index_in(table["query_id"], value_set=pa.array(row_ids, pa.string()))
-        columns = pc.index_in(table["item_id"], value_set=pa.array(col_ids, pa.string()))
-        scores = table["score"].to_numpy()
-    except (OSError, KeyError, pa.ArrowException) as error:
-        raise InputError(path, f"not readable as {', '.join(PARQUET_COLUMNS)} Parquet: {error}") from None
-    if rows.null_count or columns.null_count:
-        raise InputError(path, f"names a query or item that is not in {sidecar_file.name}")
-    matrix = sp.coo_matrix((scores, (rows.to_numpy(), columns.to_numpy())), shape=(len(row_ids), len(col_ids))).tocsr()
-    if matrix.nnz != len(scores):
-        raise InputError(path, "holds a (query_id, item_id) pair twice")
-    return matrix, sidecar

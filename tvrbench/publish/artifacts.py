@@ -184,7 +184,7 @@ def contrast_artifact(path: str | Path, name: str | None = None) -> Artifact:
 def _load_matrix(path: Path):
     """Dense ``.npy`` (memory-mapped), scipy.sparse ``.npz`` or a Parquet proxy folder; never unpickles."""
     if path.is_dir():
-        from tvrbench.proxies.storage import read_proxy_cells
+        from tvrbench.io.inputs import read_proxy_cells
 
         return read_proxy_cells(path)[0]
     _require_file(path)

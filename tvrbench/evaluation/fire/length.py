@@ -7,6 +7,7 @@ Bins are half-open [lo, lo + width); the last bin closes at the longest caption.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -50,7 +51,8 @@ class OutcomeTable:
     """Per bin of a caption property: queries both / only A / only B / neither model got right."""
 
     edges: np.ndarray
-    counts: np.ndarray  # (n_bins, 4) in the order of OUTCOMES
+    counts: np.ndarray  # (n_bins, 4) in the order of outcomes
+    outcomes: ClassVar[tuple[str, ...]] = OUTCOMES  # the columns, for plots.outcomes_figure (plots imports nothing of this module)
 
     @property
     def totals(self) -> np.ndarray:

@@ -74,14 +74,12 @@ def positives_vs_length_figure(lengths: np.ndarray, positives: np.ndarray, datas
 
 def outcomes_figure(table, model_a: str, model_b: str, xlabel: str, title: str):
     """Figure 3 / 8: stacked shares of both / only A / only B / neither per bin, with the bin sizes."""
-    from tvrbench.evaluation.fire.length import OUTCOMES
-
     plt = _pyplot()
     figure, axis = plt.subplots(figsize=(7.2, 4.2))
     centres = (table.edges[:-1] + table.edges[1:]) / 2
     width = np.diff(table.edges) * 0.9
     bottom = np.zeros(len(centres))
-    for column, outcome in enumerate(OUTCOMES):
+    for column, outcome in enumerate(table.outcomes):
         label, colour = OUTCOME_STYLE[outcome]
         share = table.shares[:, column]
         axis.bar(centres, share, width=width, bottom=bottom, color=colour, label=label.format(a=model_a, b=model_b))

@@ -1,0 +1,128 @@
+"""The package's layers (issue 25): a module imports only its own layer or lower ones, and no modules
+import each other in a circle.
+
+Every ``import`` of ``tvrbench.*`` counts, at module level, inside a function (deferred) or under
+``TYPE_CHECKING``: a deferred import still ties the lower module to the higher one. An import of
+``tvrbench.pkg.sub`` is an edge to ``sub`` alone, not to ``pkg/__init__.py`` that Python runs first:
+a package's ``__init__`` re-exporting its own submodules would otherwise put each of them in a circle
+with it. So a circle through an ``__init__`` is a submodule importing its own package's namespace,
+which is a real circular import. Names a package loads on first use (:mod:`tvrbench.lazy`) are
+strings, not imports, and are not seen.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import tvrbench
+
+PACKAGE = Path(tvrbench.__file__).parent
+
+# Bottom to top; a module may import its own layer or a lower one. Siblings of one layer may import
+# each other as long as no circle results.
+LAYERS = (
+    {"tvrbench", "errors", "signature", "lazy", "progress", "config", "home", "distributed"},
+    {"io", "results"},
+    {"resources", "data"},
+    {"proxies", "generators", "evaluation"},
+    {"publish", "report"},
+    {"cli", "__main__"},
+)
+LAYER = {name: level for level, names in enumerate(LAYERS) for name in names}
+
+
+def module_files(root: Path = PACKAGE) -> dict[str, Path]:
+    """Dotted name → file of every module under ``root`` (a package is its ``__init__.py``)."""
+    modules = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def import_edges(modules: dict[str, Path]) -> list[tuple[str, str, int]]:
+    """(importer, imported module, line) for every import of a tvrbench module, relative ones resolved."""
+    edges = set()
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(anchor + ([node.module] if node.module else []))
+                # ``from pkg import sub`` imports the submodule; ``from pkg import name`` the package
+                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+            else:
+                continue
+            for target in targets:
+                if target.split(".")[0] != "tvrbench":
+                    continue
+                while target not in modules:  # ``import tvrbench.a.b as c`` and the like: the module named
+                    target = target.rpartition(".")[0]
+                if target != name:
+                    edges.add((name, target, node.lineno))
+    return sorted(edges)
+
+
+def layer_of(module: str) -> int:
+    return LAYER[module.split(".")[1] if "." in module else module]
+
+
+def upward_imports(edges) -> list[str]:
+    return [f"{a} (layer {layer_of(a)}) -> {b} (layer {layer_of(b)}), line {line}" for a, b, line in edges if layer_of(b) > layer_of(a)]
+
+
+def circular_imports(edges) -> list[str]:
+    """The edges a → b that lie on a circle: a is reachable again from b."""
+    graph: dict[str, set[str]] = {}
+    for a, b, _ in edges:
+        graph.setdefault(a, set()).add(b)
+
+    def reachable(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    reach = {module: reachable(module) for module in graph}
+    return [f"{a} -> {b}, line {line}" for a, b, line in edges if a in reach.get(b, ())]
+
+
+def test_every_top_level_module_has_a_layer():
+    top = {name.split(".")[1] if "." in name else name for name in module_files()}
+    assert top <= set(LAYER), f"place these in LAYERS: {sorted(top - set(LAYER))}"
+
+
+def test_no_module_imports_a_higher_layer():
+    offending = upward_imports(import_edges(module_files()))
+    assert not offending, "upward imports:\n" + "\n".join(offending)
+
+
+def test_no_import_circles():
+    offending = circular_imports(import_edges(module_files()))
+    assert not offending, "imports on a circle:\n" + "\n".join(offending)
+
+
+def test_the_checks_see_deferred_relative_and_circular_imports(tmp_path):
+    """The walker itself: a function-level relative import upward is an edge, and two modules that
+    import each other are a circle; a package's ``__init__`` importing its submodule is not."""
+    root = tmp_path / "tvrbench"
+    (root / "io").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "io" / "__init__.py").write_text("from tvrbench.io.a import x\n")
+    (root / "io" / "a.py").write_text("from tvrbench.io import b\nx = 1\n")
+    (root / "io" / "b.py").write_text("def f():\n    from ..resources import y\n    from . import a\n")
+    (root / "resources.py").write_text("y = 1\n")
+    edges = import_edges(module_files(root))
+    assert ("tvrbench.io.b", "tvrbench.resources", 2) in edges
+    assert upward_imports(edges) == ["tvrbench.io.b (layer 1) -> tvrbench.resources (layer 2), line 2"]
+    assert circular_imports(edges) == ["tvrbench.io.a -> tvrbench.io.b, line 1", "tvrbench.io.b -> tvrbench.io.a, line 3"]
