@@ -139,7 +139,13 @@ def run_example(example: Example, folder: Path) -> tuple[int, str]:
 
 @pytest.fixture(scope="session")
 def page_runs(tmp_path_factory) -> dict[str, list[tuple[Example, tuple[int, str] | None]]]:
-    """Every page's examples, run once for the session in page order (later ones read earlier outputs)."""
+    """Every page's examples, run once for the session in page order (later ones read earlier outputs).
+
+    The FIRE cache starts empty: the README's `fire cache --clear` counts the entries its own
+    commands made, not those of earlier runs on other files."""
+    from tvrbench.io import fire_cache
+
+    fire_cache.clear()
     runs = {}
     for page in PAGES:
         folder = tmp_path_factory.mktemp(page.replace("/", "_"))
