@@ -26,7 +26,7 @@ LAYERS = (
     {"io", "results"},
     {"resources", "data"},
     {"proxies", "generators", "evaluation"},
-    {"publish", "report"},
+    {"publish", "report", "doctor"},
     {"cli", "__main__"},
 )
 LAYER = {name: level for level, names in enumerate(LAYERS) for name in names}

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tvrbench import resources
-from tvrbench.cli import doctor
+from tvrbench import doctor, resources
 from tvrbench.config import load_settings
 from tvrbench.errors import InputError
 from tvrbench.evaluation.settings import EvaluateSettings

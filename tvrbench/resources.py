@@ -2,7 +2,7 @@
 
 Nothing is downloaded at run time. Each loader either returns the resource or raises
 :class:`~tvrbench.errors.MissingResource` with the one command that installs it; ``tvrbench doctor``
-(:mod:`tvrbench.cli.doctor`) lists them all.
+(:mod:`tvrbench.doctor`) lists them all.
 """
 
 from __future__ import annotations
