@@ -1,5 +1,6 @@
-"""Judgments.build from FIRE records equals a plain per-record loop (SPEC §2: majority per pair, a
-label applies to every caption with the record's text, a tie or a disagreement is judged only)."""
+"""Judgments.build from FIRE records and qrels equals a plain per-record loop (SPEC §2: majority per
+pair, a label applies to every caption with the record's text, a tie or a disagreement is judged
+only; a qrel above 0 is relevant, any other irrelevant; a positive from any source wins)."""
 
 from collections import defaultdict
 
@@ -10,6 +11,7 @@ from tvrbench.errors import InputError
 from tvrbench.evaluation import Judgments
 from tvrbench.io.captions import Captions
 from tvrbench.io.fire import FireLabels
+from tvrbench.io.trec import Qrels
 
 
 def strings(values):
@@ -31,8 +33,8 @@ def fire_records(queries, video_ids, labels) -> FireLabels:
     )
 
 
-def oracle(captions: Captions, video_ids: list[str], fire: FireLabels):
-    """The per-record loop the vectorized build replaced."""
+def oracle(captions: Captions, video_ids: list[str], fire: FireLabels, qrels: Qrels):
+    """The per-record loops the vectorized build replaced."""
     column_of = {v: c for c, v in enumerate(video_ids)}
     rows_of_text = defaultdict(list)
     for row, text in enumerate(captions.texts):
@@ -53,6 +55,10 @@ def oracle(captions: Captions, video_ids: list[str], fire: FireLabels):
                 positive[row, column_of[video_id]] = True
             elif relevant < against:
                 irrelevant[row, column_of[video_id]] = True
+    row_of = {caption_id: row for row, caption_id in enumerate(captions.caption_ids)}
+    for query_id, doc_id, relevance in zip(qrels.query_ids, qrels.doc_ids, qrels.relevance):
+        judged[row_of[query_id], column_of[doc_id]] = True
+        (positive if relevance > 0 else irrelevant)[row_of[query_id], column_of[doc_id]] = True
     return positive, irrelevant & ~positive, judged
 
 
@@ -64,8 +70,9 @@ def test_build_from_fire_equals_the_per_record_loop(seed):
     captions = Captions([f"c{i}" for i in range(90)], texts, list(rng.choice(video_ids, 90)))
     n = 600
     fire = fire_records(rng.choice(sorted(set(texts)), n), rng.choice(video_ids, n), rng.choice([1, 0, -1], n, p=[0.45, 0.4, 0.15]))
-    judgments = Judgments.build(captions, video_ids, fire=fire)
-    positive, irrelevant, judged = oracle(captions, video_ids, fire)
+    qrels = Qrels(strings(rng.choice(captions.caption_ids, 60)), strings(rng.choice(video_ids, 60)), rng.integers(-1, 3, 60).astype(np.int32))
+    judgments = Judgments.build(captions, video_ids, fire=fire, qrels=qrels)
+    positive, irrelevant, judged = oracle(captions, video_ids, fire, qrels)
     assert (judgments.positive.toarray() == positive).all()
     assert (judgments.irrelevant.toarray() == irrelevant).all()
     assert (judgments.judged.toarray() == judged).all()

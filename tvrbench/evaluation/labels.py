@@ -100,40 +100,29 @@ class Judgments:
         original_columns = np.fromiter((column_of[v] for v in captions.video_ids), np.int64, len(captions))
         original = _pairs_matrix(np.arange(len(captions)), original_columns, shape)
 
-        relevant_rows, relevant_columns, irrelevant_rows, irrelevant_columns, judged_rows, judged_columns = ([] for _ in range(6))
+        labelled = [(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int8))]  # (rows, columns, verdicts) per source
         sources = ["original"]
         if fire is not None and len(fire):
             sources.append("fire")
-            rows, columns, verdicts = _fire_pairs(fire, captions, column_of)
-            judged_rows.append(rows)
-            judged_columns.append(columns)
-            relevant_rows.append(rows[verdicts > 0])
-            relevant_columns.append(columns[verdicts > 0])
-            irrelevant_rows.append(rows[verdicts < 0])
-            irrelevant_columns.append(columns[verdicts < 0])
+            labelled.append(_fire_pairs(fire, captions, column_of))
         if qrels is not None and len(qrels.query_ids):
             sources.append("qrels")
             row_of = {caption_id: row for row, caption_id in enumerate(captions.caption_ids)}
-            for query_id, doc_id, relevance in zip(qrels.query_ids, qrels.doc_ids, qrels.relevance):
+            for query_id, doc_id in zip(qrels.query_ids, qrels.doc_ids):
                 if query_id not in row_of:
                     raise InputError(qrels.source, f"query {query_id!r} is not a caption id of {captions.source}")
                 if doc_id not in column_of:
                     raise InputError(qrels.source, f"document {doc_id!r} is not in {videos_source}")
-                judged_rows.append([row_of[query_id]])
-                judged_columns.append([column_of[doc_id]])
-                (relevant_rows if relevance > 0 else irrelevant_rows).append([row_of[query_id]])
-                (relevant_columns if relevance > 0 else irrelevant_columns).append([column_of[doc_id]])
+            rows = np.fromiter(map(row_of.__getitem__, qrels.query_ids), np.int64, len(qrels.query_ids))
+            columns = np.fromiter(map(column_of.__getitem__, qrels.doc_ids), np.int64, len(qrels.doc_ids))
+            labelled.append((rows, columns, np.where(np.asarray(qrels.relevance) > 0, 1, -1).astype(np.int8)))
 
-        relevant = _pairs_matrix(_joined(relevant_rows), _joined(relevant_columns), shape)
-        positive = (original + relevant).astype(bool)
-        irrelevant = _pairs_matrix(_joined(irrelevant_rows), _joined(irrelevant_columns), shape)
+        rows, columns, verdicts = (np.concatenate(part) for part in zip(*labelled))
+        positive = (original + _pairs_matrix(rows[verdicts > 0], columns[verdicts > 0], shape)).astype(bool)
+        irrelevant = _pairs_matrix(rows[verdicts < 0], columns[verdicts < 0], shape)
         irrelevant = (irrelevant > positive).astype(bool)  # a positive from any source wins
-        judged = (positive + _pairs_matrix(_joined(judged_rows), _joined(judged_columns), shape)).astype(bool)
+        judged = (positive + _pairs_matrix(rows, columns, shape)).astype(bool)
         return cls(original, positive.tocsr(), irrelevant.tocsr(), judged.tocsr(), sources)
-
-
-def _joined(parts: list) -> np.ndarray:
-    return np.concatenate([np.asarray(part, np.int64) for part in parts]) if parts else np.empty(0, np.int64)
 
 
 def _fire_pairs(fire, captions: Captions, column_of: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -178,8 +178,8 @@ def score_mc_file(
     if lm is not None and scorer != "lm":
         raise InputError(None, "--lm needs --scorer lm: it names the language model that scorer reads the options with")
     instances = read_mc(mc_path)
-    contrast_options = saved_contrast_options(mc_path, len(instances))
-    saved_facts = _saved_instances(mc_path, len(instances))
+    saved_facts = _saved_instances(mc_path, len(instances))  # one read of the sidecar: contrast options and facts
+    contrast_options = _contrast_options(saved_facts)
     records = read_contrast_records(contrast_path) if contrast_path is not None else None  # bad input fails before any model loads
     load_model = functools.cache(lambda: sentence_model(config.blind_model))  # only when used: it is the slowest thing here
     extra, fields = {}, {}
@@ -219,5 +219,9 @@ def _saved_instances(mc_path: str | Path, n: int) -> list[dict]:
 
 def saved_contrast_options(mc_path: str | Path, n: int) -> list[int | None] | None:
     """Which option is the contrast, from the split's sidecar (None for Random MC or no sidecar)."""
-    options = [entry.get("contrast_option") for entry in _saved_instances(mc_path, n)]
+    return _contrast_options(_saved_instances(mc_path, n))
+
+
+def _contrast_options(saved: list[dict]) -> list[int | None] | None:
+    options = [entry.get("contrast_option") for entry in saved]
     return options if any(o is not None for o in options) else None

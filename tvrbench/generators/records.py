@@ -86,7 +86,7 @@ class ContrastRecord:
         for name, check in filters.items():
             if not isinstance(check, dict):
                 raise InputError(source, f"line {line}: filters.{name} must be an object")
-            if not isinstance(check.get("sentence_cosine"), NUMBER) or isinstance(check.get("sentence_cosine"), bool):
+            if not _optional_number(check.get("sentence_cosine")):
                 raise InputError(source, f"line {line}: filters.{name}.sentence_cosine must be a number")
         return cls(**{name: data[name] for name in REQUIRED_FIELDS}, edit=list(edit), filters=dict(filters), details=dict(details))
 
@@ -182,12 +182,11 @@ def checked_sidecar(data: dict, source: Path) -> dict:
 
 
 def _are_facts(entry: dict) -> bool:
-    cosine = entry.get("sentence_cosine")
-    return (
-        isinstance(cosine, NUMBER)
-        and not isinstance(cosine, bool)
-        and all(entry.get(flag) in (None, True, False) for flag in ("antonym", "rare_original"))
-    )
+    return _optional_number(entry.get("sentence_cosine")) and all(entry.get(flag) in (None, True, False) for flag in ("antonym", "rare_original"))
+
+
+def _optional_number(value) -> bool:
+    return isinstance(value, NUMBER) and not isinstance(value, bool)  # NUMBER admits None
 
 
 def _json_line(line: str):
