@@ -423,6 +423,29 @@ def test_ctrl_c_stops_the_demo_with_130_and_one_line(tmp_path):
     assert not (out / "results.json").exists() and not (out / "logs" / "proxy-syn.txt").exists()
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the lost interrupt, on purpose
+def test_ctrl_c_that_a_library_swallows_still_stops_the_demo_after_the_step(tmp_path, monkeypatch):
+    """Python raises the KeyboardInterrupt wherever the main thread is; inside a ``__del__`` it is
+    printed as "Exception ignored" and lost (a CI run once finished the whole demo after a Ctrl-C)."""
+    from tvrbench.cli import demo
+    from tvrbench.data.demo import Step
+
+    class LosesTheInterrupt:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.2)  # the handler runs here, inside __del__
+
+    def step_that_is_interrupted(args):
+        LosesTheInterrupt()
+
+    monkeypatch.setattr(demo, "invoke", step_that_is_interrupted)
+    step = Step("proxy-bow", ("proxies",))
+    with demo._Interrupts().installed() as interrupts:
+        with pytest.raises(KeyboardInterrupt):
+            demo.run_step(step, tmp_path, sys.stderr, interrupts)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_a_failing_demo_step_stops_the_demo_with_its_code(tmp_path):
     out = tmp_path / "demo"
     out.mkdir()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import signal
 import sys
 import time
 from pathlib import Path
@@ -40,7 +41,32 @@ def _shell_word(arg: str) -> str:
     return text if re.fullmatch(r"[\w@%+=:,./$-]+", text) else '"' + re.sub(r'(["\\`])', r"\\\1", text) + '"'
 
 
-def run_step(step: Step, out: Path, log) -> float:
+class _Interrupts:
+    """Ctrl-C stops the demo even when a library swallows the ``KeyboardInterrupt`` it raised.
+
+    Python raises it wherever the main thread is, and there it can be lost: inside a ``__del__``
+    or a callback it is printed as "Exception ignored" and execution goes on (a CI run finished the
+    whole demo after one). The handler also records it, and :func:`run_step` stops after any step
+    that ran through one.
+    """
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def __call__(self, signum, frame) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def installed(self):
+        previous = signal.signal(signal.SIGINT, self)
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
+def run_step(step: Step, out: Path, log, interrupts: _Interrupts) -> float:
     """Run one command in this process, its output in ``logs/``; returns seconds.
 
     A step that fails, exits non-zero or is interrupted stops the demo: its exception (or
@@ -62,6 +88,8 @@ def run_step(step: Step, out: Path, log) -> float:
         except BaseException:
             print(f"  step {step.name} failed; see {logs / f'{step.name}.txt'}", file=log, flush=True)
             raise
+    if interrupts.seen:
+        raise KeyboardInterrupt
     seconds = time.perf_counter() - started
     print(f"  ({seconds:.1f} s)", file=log, flush=True)
     return seconds
@@ -95,11 +123,12 @@ def run_demo(out: str | Path, log=None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     print(f"tvrbench demo: the whole pipeline on the embedded sample (offline)\nSAMPLE={SAMPLE_DIR}\nOUT={out}", file=log)
     seconds = {}
-    for step in steps():
-        seconds[step.name] = run_step(step, out, log)
-    combine_results(out)
-    for step in published_steps(out):
-        seconds[step.name] = run_step(step, out, log)
+    with _Interrupts().installed() as interrupts:
+        for step in steps():
+            seconds[step.name] = run_step(step, out, log, interrupts)
+        combine_results(out)
+        for step in published_steps(out):
+            seconds[step.name] = run_step(step, out, log, interrupts)
     console = Console(file=log, width=100)
     for table in summary(out):
         console.print(table)
