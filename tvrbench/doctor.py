@@ -45,7 +45,7 @@ def _check_module(module: str) -> str:
 
 
 def _check_wordnet() -> str:
-    """The database files NLTK will read, found without opening its reader (4–7 s)."""
+    """The database files NLTK will read, found without opening its reader (seconds)."""
     if importlib.util.find_spec("nltk") is None:
         raise MissingResource("NLTK", "pip install 'tvrbench[nlp]'")
     wordnet_fingerprint()
@@ -85,7 +85,7 @@ def _check_transformers() -> str:
 
 def _package_file(module: str, relative: str) -> str:
     """``module version`` when the package and the data file it ships are here; nothing is loaded
-    (loading the LM, GloVe and the bigram counts took 1.6 s of the doctor's 3 s)."""
+    (loading the LM, GloVe and the bigram counts would be most of the doctor's time)."""
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None or not (Path(spec.origin).parent / relative).is_file():
         raise MissingResource(module, "")

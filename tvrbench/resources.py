@@ -73,7 +73,7 @@ def prepare_wordnet(source: Path) -> Path:
 
 
 def _nltk_data_roots() -> list[Path]:
-    """NLTK's default data folders (nltk.data.path), listed without importing NLTK (1.5 s)."""
+    """NLTK's default data folders (nltk.data.path), listed without importing NLTK (slow to import)."""
     roots = [Path(p) for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
     roots.append(Path.home() / "nltk_data")
     for prefix in (Path(sys.prefix), Path("/usr/share"), Path("/usr/local/share"), Path("/usr/lib"), Path("/usr/local/lib")):
@@ -83,7 +83,7 @@ def _nltk_data_roots() -> list[Path]:
 
 def wordnet_fingerprint() -> str:
     """Names the WordNet database on disk (its verb files' sizes) for caches derived from it, without
-    opening NLTK's reader (4–6 s): the folder :func:`wordnet` will read, or a zip NLTK would."""
+    opening NLTK's reader (seconds): the folder :func:`wordnet` will read, or a zip NLTK would."""
     folders = [root / "corpora" / "wordnet" for root in _nltk_data_roots()]
     folders += [cache_dir() / "nltk_data" / "corpora" / "wordnet", debian_wordnet_dir()]
     for folder in folders:
@@ -126,7 +126,7 @@ def wordnet():
         def map_wn(self, version="wordnet"):
             """No mapping to another WordNet version: only the multilingual (OMW) functions use it,
             and NLTK builds it on every load (``get_version()`` is never the name ``"wordnet"``),
-            reading ``index.sense`` twice: ~2 s of every cold start that needs WordNet."""
+            reading ``index.sense`` twice, a large part of every cold start that needs WordNet."""
 
     with warnings.catch_warnings():  # no Open Multilingual Wordnet: tvrbench is English only
         warnings.filterwarnings("ignore", message="The multilingual functions are not available")

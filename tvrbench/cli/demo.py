@@ -105,8 +105,7 @@ def combine_results(out: Path) -> dict:
 
 def _one_torch_thread() -> None:
     """The sample's model batches are a few sentences: with several threads PyTorch spends its time
-    synchronising, and on a busy machine far more (verb contrasts on 2 shared cores: 124 s with the
-    default threads, 29 s with one)."""
+    synchronising, and on a busy machine far more (measured in docs/performance.md)."""
     try:
         import torch
     except ImportError:

@@ -11,7 +11,7 @@ scores, on all cores, text-to-video (rows) and video-to-text (columns) together:
   only the few cells above it among the labels (most cells of a useful model score below all);
 * the flagged cells (about two a row) are collected, eight flags at a time, and every 4,096 of them
   are visited column by column: a column's targets and counts are then fetched from memory once a
-  batch, not once a cell (fetched once a cell, they cost ~55 ns a visit; batched, ~15 ns).
+  batch, not once a cell.
 
 With a cutoff (nDCG's first m ranks, m = the column's targets) a column's screen rises during the
 pass: it starts at a lower bound of the m-th best score, found from a sample of rows, and a target
@@ -40,9 +40,8 @@ from scipy import sparse
 
 _BLOCK = 64  # cells of a row screened together before any per-cell work
 _LINEAR = 64  # a line with up to this many targets: sort them in place, place a cell by counting
-# Rows with at most this many targets are counted (one sweep per target), not screened: with 10
-# targets a row, counting took 11-14 ms on MSVD's shape where screening took 33-78 ms; with 30, 37
-# against 72 ms (targets at random, or raised above the other cells).
+# Rows with at most this many targets are counted (one sweep per target), not screened: up to about
+# this many, one sweep per target is cheaper than screening the row.
 _COUNTED_ROW_TARGETS = 32
 _HIT_BATCH = 4096  # cells reaching their column's screen, visited together column by column
 _SEED_DEPTH = 64  # columns with at most this many targets get a lower bound from a sample of rows
@@ -452,7 +451,7 @@ def _scan_chunks(
         bad = 0
         first_row, last_row = chunk * n_rows // n_chunks, (chunk + 1) * n_rows // n_chunks
         # The targets' scores first: these loads then overlap, where read at the start of each row's
-        # sweep each one stalled it (~12 ns a row, a tenth of the rows' pass).
+        # sweep each one stalled it.
         for row in range(first_row, last_row):
             for t in range(row_ptr[row], row_ptr[row + 1]):
                 row_scores[t] = scores[row, row_pos[t]]
@@ -574,7 +573,7 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
     pass over the matrix. Returns (row ranks, column ranks, non-finite cells).
 
     Arrays are made here, in serial code: in a parallel function each would start its own
-    parallel region, and waking the threads ~15 times cost ~0.7 ms on every call. Counts and
+    parallel region, and waking the threads for each costs more than small inputs' work. Counts and
     orders are 32-bit (a line of 2^31 cells would be 8 GB): every visit updates them, and at half
     the size more of them stay in the cache.
     """

@@ -1,6 +1,6 @@
 """WordNet's verb facts the verb generator needs, read once from NLTK and cached on disk.
 
-Opening NLTK's WordNet reader takes 4–6 s, longer than generating contrasts for 200 captions. The
+Opening NLTK's WordNet reader takes longer than generating contrasts for 200 captions. The
 generator only needs, per verb lemma, its synonyms, antonyms, the lemmas of its sister senses and
 the lexicographer files of its senses, and per file its most common verbs; those are the same on
 every run, so they are computed once (a few seconds) and kept as JSON under ``cache_dir()``, keyed

@@ -9,7 +9,7 @@ looks synonyms up on the *stemmed* leftovers, so the relation is between stems),
 kernel replays the same three stages on integer ids for all pairs. Each reference's positions are
 chained by word and by stem once per row, so a hypothesis word finds "the last free reference
 position that qualifies" by following the chain of its own word, stem or synonyms instead of
-scanning the reference: 3x faster, the same greedy choices (bit-equal to the scan, tested).
+scanning the reference: the same greedy choices (bit-equal to the scan, tested), in less time.
 
 Captions are split on whitespace (``str.split()``) and lower-cased per token, as NLTK's default
 ``preprocess=str.lower``. Matrix entry ``[i, j]`` = METEOR(reference = row caption i,

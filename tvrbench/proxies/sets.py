@@ -200,7 +200,7 @@ def _add_iou(row_indptr, row_items, column_indptr, posting_indptr, posting_colum
                 intersection[c] = 0
 
 
-# Small blocks run on one thread: waking a busy second core costs more than the work (1M pairs ~ 1 ms).
+# Small blocks run on one thread: waking a busy second core costs more than the work.
 _add_iou_serial = numba.njit(cache=True)(_add_iou.py_func)
 PARALLEL_CELLS = 1 << 23
 
