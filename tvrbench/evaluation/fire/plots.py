@@ -6,8 +6,6 @@ output is written by :func:`tvrbench.io.figures.save_figure`, byte-stable, so re
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from tvrbench.io.figures import pyplot
