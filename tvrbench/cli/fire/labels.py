@@ -9,7 +9,8 @@ import numpy as np
 import typer
 
 from tvrbench.cli.fire.group import fire
-from tvrbench.cli.inputs import CONFIG, FIRE_DATASET_FILTER, FIRE_REQUIRED, read_fire_settings, reads_captions
+from tvrbench.cli.fire.inputs import FIRE_REQUIRED
+from tvrbench.cli.inputs import CONFIG, FIRE_DATASET_FILTER, read_fire_settings, reads_captions
 from tvrbench.cli.outputs import FILE, writes, written
 from tvrbench.io.inputs import CaptionsReading
 
