@@ -11,6 +11,8 @@ import typer
 from tvrbench.cli import app
 from tvrbench.cli.inputs import reads_captions
 from tvrbench.cli.outputs import FILE, beside, writes
+from tvrbench.evaluation.mc import SCORERS
+from tvrbench.generators import MC_KINDS
 from tvrbench.io.inputs import CaptionsReading
 
 mc = typer.Typer(help="Multiple-choice splits: build (Random / Gender / ID / Verb MC), import human TSVs, score, audit.", no_args_is_help=True)
@@ -29,7 +31,7 @@ def _settings(config: Optional[Path], seed: Optional[int], same_movie: bool = Fa
 def build(
     reading: CaptionsReading,
     captions: Path = typer.Option(..., "--captions", help="Captions; each video's first caption is its positive."),
-    kind: str = typer.Option(..., "--kind", help="random, gender, verb or id."),
+    kind: str = typer.Option(..., "--kind", help=f"{', '.join(MC_KINDS[:-1])} or {MC_KINDS[-1]}."),
     out: Path = typer.Option(..., "--out", help="MC TSV (clip, ending0..ending4, label); settings go to OUT.json."),
     contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records (JSONL) of --kind, for gender / verb / id."),
     same_movie: bool = typer.Option(False, "--same-movie", help="Negatives from other clips of the same movie (LSMDC)."),
@@ -69,7 +71,8 @@ def score(
     scorer: Optional[str] = typer.Option(
         None,
         "--scorer",
-        help="A built-in text-only scorer (no video): blind (sentence embeddings) or lm (the option a language model finds most probable).",
+        help=f"A built-in text-only scorer (no video): {' or '.join(SCORERS)}. "
+        "blind: sentence embeddings; lm: the option a language model finds most probable.",
     ),
     lm: Optional[str] = typer.Option(
         None,
