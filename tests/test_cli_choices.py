@@ -1,5 +1,5 @@
 """Each choice is declared once, in the library: the command line's choices and their help come from
-its registries (proxies, levels, captions formats, MC kinds, scorers, similarities), so a name added
+its registries (proxies, levels, captions formats, MC kinds, scorers, similarities, FIRE label rules), so a name added
 there reaches --help and is accepted without a second declaration to keep in step."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ REGISTRIES = {
     "tvrbench.generators": ("MC_KINDS",),
     "tvrbench.evaluation.mc": ("SCORERS",),
     "tvrbench.evaluation.embeddings": ("SIMILARITIES",),
+    "tvrbench.evaluation.fire.pairs": ("RULES",),
 }
 # (command, option): where each registry's names must show, as choices or in the option's help.
 SHOWN = {
@@ -28,7 +29,8 @@ SHOWN = {
     "FORMATS": [("proxies", "--format"), ("evaluate", "--format"), ("fire compare", "--format"), ("mc build", "--format")],
     "MC_KINDS": [("mc build", "--kind")],
     "SCORERS": [("mc score", "--scorer")],
-    "SIMILARITIES": [("fire compare", "--similarity"), ("fire bootstrap", "--similarity")],
+    "SIMILARITIES": [("fire compare", "--similarity"), ("fire bootstrap", "--similarity"), ("evaluate", "--similarity")],
+    "RULES": [("fire agreement", "--rule"), ("fire labels to-qrels", "--rule")],
 }
 
 SCRIPT = """

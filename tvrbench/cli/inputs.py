@@ -1,8 +1,10 @@
 """The options every command shares, declared once, and the thin glue that reads them.
 
 Commands that read captions take ``--format``, ``--video-list`` and ``--trust-pickle`` through
-:func:`reads_captions`; commands that read FIRE labels take ``--fire-dataset`` (alias ``--dataset``).
-The reading itself (``NAME=PATH``, scores, FIRE dataset, relevance) is :mod:`tvrbench.io.inputs`.
+:func:`reads_captions`; commands that read FIRE labels take ``--fire-dataset`` (alias ``--dataset``);
+the fire commands over models take their whole input block from :mod:`tvrbench.cli.fire.inputs`.
+A choice lists the names of the library's registry (captions formats, similarities, label rules),
+never a copy of them. The reading itself (``NAME=PATH``, scores, FIRE dataset, relevance) is :mod:`tvrbench.io.inputs`.
 """
 
 from __future__ import annotations
@@ -18,14 +20,20 @@ import numpy as np
 import typer
 
 from tvrbench.errors import InputError
+from tvrbench.evaluation.embeddings import SIMILARITIES
+from tvrbench.evaluation.fire.pairs import RULES as LABEL_RULES
 from tvrbench.io.captions import FORMATS as CAPTIONS_FORMATS
 from tvrbench.io.inputs import CaptionsReading, ScoreMatrix, default_name, read_fire_dataset, read_score_matrices, split_named_path
 from tvrbench.io.outputs import safe_name
 
+# What a --lm option takes (tvrbench.generators.lm.load_language_model).
+LANGUAGE_MODELS = "ngram (CMU's trigram model, offline), an n-gram file (.arpa, .lm.bin) or a causal LM name or path"
 FIRE_DATASET = typer.Option(
     None, "--fire-dataset", "--dataset", help="Dataset of the FIRE file to use (MSRVTT, MSVD) [default: the one matching the captions]."
 )
 FIRE_DATASET_FILTER = typer.Option(None, "--fire-dataset", "--dataset", help="Only this dataset of the FIRE file [default: every one].")
+SIMILARITY = typer.Option("dot", "--similarity", help=f"Scores from embeddings: {' | '.join(SIMILARITIES)}.")
+LABEL_RULE = typer.Option(None, "--rule", help=f"Label rule: {', '.join(LABEL_RULES)} (default: file).")
 METRICS = typer.Option(None, "--metrics", help="Comma-separated engine metrics [default: C@1,C@5,C@10,AP].")
 BOOTSTRAP_METRICS = typer.Option(None, "--metrics", help="Comma-separated metrics [default: C@1,C@5,C@10].")
 SEED = typer.Option(None, "--seed", min=0, help="Random seed [default: 0].")

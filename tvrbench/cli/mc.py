@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
-from tvrbench.cli.inputs import reads_captions
+from tvrbench.cli.inputs import LANGUAGE_MODELS, reads_captions
 from tvrbench.cli.outputs import FILE, beside, writes
 from tvrbench.evaluation.mc import SCORERS
 from tvrbench.generators import MC_KINDS
@@ -74,12 +74,7 @@ def score(
         help=f"A built-in text-only scorer (no video): {' or '.join(SCORERS)}. "
         "blind: sentence embeddings; lm: the option a language model finds most probable.",
     ),
-    lm: Optional[str] = typer.Option(
-        None,
-        "--lm",
-        help="The lm scorer's language model: ngram (CMU's trigram model, offline), "
-        "an n-gram file (.arpa, .lm.bin) or a causal LM name or path (default: ngram).",
-    ),
+    lm: Optional[str] = typer.Option(None, "--lm", help=f"The lm scorer's language model: {LANGUAGE_MODELS} (default: ngram)."),
     captions: Optional[Path] = typer.Option(None, "--captions", help="Captions whose other captions of a video the blind scorer may use."),
     contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records: antonym (Table 5) and rare-ID (Table 4) subsets."),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/mc.yaml)."),
@@ -99,9 +94,7 @@ def audit(
     reference: Optional[Path] = typer.Option(None, "--reference", help="Another contrast MC TSV, audited beside it (e.g. a human-written split)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Result JSON: every figure of both splits, signature."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the pair orientations and the folds."),
-    lm: str = typer.Option(
-        "ngram", "--lm", help="Language model of the LM preference and the lm scorer: ngram, an n-gram file or a causal LM name or path."
-    ),
+    lm: str = typer.Option("ngram", "--lm", help=f"Language model of the LM preference and the lm scorer: {LANGUAGE_MODELS}."),
 ):
     """Can the contrast be told from the positive by text alone? Hypothesis-only baseline, substitute words, LM preference, text-only scorers."""
     from tvrbench.cli.outputs import write_result

@@ -10,9 +10,8 @@ from typing import Optional
 
 import typer
 
-from tvrbench.cli.inputs import FIRE_DATASET, Embeddings, Inputs, bundle_options, keyword_options, read_inputs, reads_captions
+from tvrbench.cli.inputs import FIRE_DATASET, SIMILARITY, Embeddings, Inputs, bundle_options, keyword_options, read_inputs, reads_captions
 from tvrbench.errors import InputError
-from tvrbench.evaluation.embeddings import SIMILARITIES
 from tvrbench.io.inputs import CaptionsReading
 
 QUERIES = typer.Option(..., "--queries", help="Captions (rows of the score matrices): CSV/TSV/JSONL or MSR-VTT files.")
@@ -24,7 +23,6 @@ TEXT_EMBEDDINGS = typer.Option(
     None, "--text-embeddings", help="A model as embeddings: [NAME=]caption embeddings (.npy, .zarr or a folder of .npy row shards); repeatable."
 )
 VIDEO_EMBEDDINGS = typer.Option(None, "--video-embeddings", help="The video embeddings of the k-th --text-embeddings' model, in the same forms.")
-SIMILARITY = typer.Option("dot", "--similarity", help=f"Scores from embeddings: {' | '.join(SIMILARITIES)}.")
 ONE_MODEL_OR_EMBEDDINGS = typer.Option(None, "--scores", help="The model's .npy score matrix or TREC run (NAME=PATH allowed).")
 ONE_TEXT_EMBEDDINGS = typer.Option(
     None, "--text-embeddings", help="Or the model as embeddings: caption embeddings (.npy, .zarr or a folder of .npy row shards)."

@@ -9,7 +9,7 @@ import typer
 
 from tvrbench.cli.fire.group import fire
 from tvrbench.cli.fire.inputs import FIRE_REQUIRED, ModelInputs, reads_models
-from tvrbench.cli.inputs import CONFIG, FIRE_DATASET_FILTER, JSON_OUT, METRICS, read_fire_settings, split_list
+from tvrbench.cli.inputs import CONFIG, FIRE_DATASET_FILTER, JSON_OUT, LABEL_RULE, METRICS, read_fire_settings, split_list
 from tvrbench.cli.outputs import FILE, write_result, writes, written
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write
@@ -20,7 +20,7 @@ from tvrbench.io.atomic import atomic_write
 def agreement(
     fire_path: Path = FIRE_REQUIRED,
     dataset: Optional[str] = FIRE_DATASET_FILTER,
-    rule: Optional[str] = typer.Option(None, "--rule", help="Label rule: file (default), majority, any, unanimous."),
+    rule: Optional[str] = LABEL_RULE,
     config: Optional[Path] = CONFIG,
     json_out: Optional[Path] = JSON_OUT,
 ):
