@@ -10,7 +10,18 @@ from typing import Optional
 
 import typer
 
-from tvrbench.cli.inputs import FIRE_DATASET, SIMILARITY, Embeddings, Inputs, bundle_options, keyword_options, read_inputs, reads_captions
+from tvrbench.cli.inputs import (
+    FIRE_DATASET,
+    ONE_TEXT_EMBEDDINGS,
+    ONE_VIDEO_EMBEDDINGS,
+    SIMILARITY,
+    Embeddings,
+    Inputs,
+    bundle_options,
+    keyword_options,
+    read_inputs,
+    reads_captions,
+)
 from tvrbench.errors import InputError
 from tvrbench.io.inputs import CaptionsReading
 
@@ -24,10 +35,6 @@ TEXT_EMBEDDINGS = typer.Option(
 )
 VIDEO_EMBEDDINGS = typer.Option(None, "--video-embeddings", help="The video embeddings of the k-th --text-embeddings' model, in the same forms.")
 ONE_MODEL_OR_EMBEDDINGS = typer.Option(None, "--scores", help="The model's .npy score matrix or TREC run (NAME=PATH allowed).")
-ONE_TEXT_EMBEDDINGS = typer.Option(
-    None, "--text-embeddings", help="Or the model as embeddings: caption embeddings (.npy, .zarr or a folder of .npy row shards)."
-)
-ONE_VIDEO_EMBEDDINGS = typer.Option(None, "--video-embeddings", help="With --text-embeddings: the video embeddings, in the same forms.")
 FIRE_FILE = typer.Option(None, "--fire", help="FIRE JSON file.")
 FIRE_REQUIRED = typer.Option(..., "--fire", help="FIRE JSON file.")
 
