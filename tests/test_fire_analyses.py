@@ -139,7 +139,8 @@ def test_compare_rows_come_from_the_engine(data):
 
 
 def test_figures_are_byte_stable(tmp_path):
-    from tvrbench.evaluation.fire.plots import positive_ranks_figure, save_figure
+    from tvrbench.evaluation.fire.plots import positive_ranks_figure
+    from tvrbench.io.figures import save_figure
 
     ranks = np.array([1, 1, 2, 5, 30]), np.array([3, 4, 12])
     for attempt in ("a", "b"):

@@ -87,3 +87,20 @@ def test_the_first_unknown_record_is_named():
     fire = fire_records(["a dog runs", "a bird sings", "a cat sleeps"], ["v0", "v9", "v1"], [1, 0, 1])
     with pytest.raises(InputError, match="query 'a bird sings' is not the text of any caption"):
         Judgments.build(captions, ["v0", "v1"], fire=fire)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_one_majority_vote_for_repeated_records(seed):
+    """Judgments.build and the FIRE tables resolve a pair repeated over records by one function; it
+    equals a plain count per pair (ties and disagreement records leave no majority)."""
+    from tvrbench.evaluation.fire.pairs import pair_votes, record_majority
+
+    rng = np.random.default_rng(seed)
+    record_pair, label = rng.integers(0, 30, 200), rng.choice([1, 0, -1], 200)
+    expected = [int(np.sign(np.sum(label[record_pair == p] == 1) - np.sum(label[record_pair == p] == 0))) for p in range(30)]
+    assert record_majority(record_pair, label, 30).tolist() == expected
+    assert {-1, 0, 1} <= set(expected)
+    fire = fire_records([f"caption {p}" for p in record_pair], ["video0"] * 200, label)
+    pairs = pair_votes(fire)
+    by_text = dict(zip(pairs.query, pairs.file_label.tolist()))
+    assert all(by_text[f"caption {p}"] == {1: 1, -1: 0, 0: -1}[expected[p]] for p in set(record_pair.tolist()))

@@ -391,6 +391,11 @@ def test_human_kit_checks_the_texts_not_only_the_ids(tmp_path, capsys):
         capsys, "proxy-study", "human-kit", "--matrix", matrix, "--captions", edited, "--out", tmp_path / "kit.csv"
     )
     assert run(["proxy-study", "human-kit", "--matrix", str(matrix), "--captions", CAPTIONS, "--out", str(tmp_path / "kit.csv")]) == 0
+    sidecar = json.loads(matrix.with_suffix(".json").read_text())
+    matrix.with_suffix(".json").write_text(json.dumps({**sidecar, "signature": "tvrbench-0.1 captions=abc"}))  # read by the one parser
+    assert "signature cannot be read" in one_line_error(
+        capsys, "proxy-study", "human-kit", "--matrix", matrix, "--captions", CAPTIONS, "--out", tmp_path / "kit.csv"
+    )
 
 
 # --------------------------------------------------------------------------- Ctrl-C and the demo

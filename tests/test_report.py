@@ -368,3 +368,23 @@ def test_mc_rows_show_each_scorers_pick_beside_the_options(tmp_path):
     assert "<th>mine picks</th>" in text and "theirs picks" not in text
     expected = ["positive" if pick == instance.label else "other" for pick, instance in zip(choice, instances)]
     assert re.findall(r"<td[^>]*>\d: (positive|contrast|other)</td>", text) == expected
+
+
+def test_a_split_without_sidecar_shows_the_contrast_mc_import_records(tmp_path):
+    """One rule names the contrast of a split made elsewhere: the report marks the option that
+    `mc import` writes into the sidecar (case aside, however far the closest negative is)."""
+    from tvrbench.generators import import_mc_file
+    from tvrbench.report.html import MCItems, mc_section
+
+    instances = [
+        MCInstance("clip1", ("A Man is cooking", "a man is eating", "A Man is running fast", "dogs bark", "the sea"), 0),
+        MCInstance("clip2", ("cats sleep", "the sea at night", "a red car", "birds fly", "rain"), 0),
+    ]
+    write_mc(tmp_path / "human.tsv", instances)
+    import_mc_file(tmp_path / "human.tsv", tmp_path / "imported.tsv", "verb-human")
+    recorded = [entry["contrast_option"] for entry in json.loads((tmp_path / "imported.tsv.json").read_text())["instances"]]
+    assert recorded == [1, 1]
+    page = mc_section("human", MCItems(instances))
+    rows = re.findall(r"<tr><td>clip\d</td>(.*?)</tr>", page)
+    marked = [next((i for i, cell in enumerate(re.findall(r"<td[^>]*>", row)) if "mc-contrast" in cell), None) for row in rows]
+    assert marked == recorded

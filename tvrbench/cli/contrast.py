@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
-from tvrbench.cli.inputs import reads_captions
+from tvrbench.cli.inputs import LANGUAGE_MODELS, reads_captions
 from tvrbench.cli.outputs import Writes, beside, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
@@ -91,10 +91,7 @@ def verb(
     generator: Optional[str] = typer.Option(None, "--generator", help="wordnet (offline) or t5. [default: wordnet]"),
     model: Optional[str] = typer.Option(None, "--model", help="T5 model, hub name or local folder (implies --generator t5). [default: t5-base]"),
     lm: Optional[str] = typer.Option(
-        None,
-        "--lm",
-        help="Language model that ranks candidates and runs the perplexity filter: ngram (CMU trigram, offline), an n-gram file, "
-        "or a causal LM name or folder (paper: gpt2-xl). (default: ngram)",
+        None, "--lm", help=f"Language model of the ranking and the perplexity filter: {LANGUAGE_MODELS} (paper: gpt2-xl; default: ngram)."
     ),
     train_captions: Optional[Path] = typer.Option(
         None,

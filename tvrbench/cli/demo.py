@@ -30,7 +30,7 @@ from rich.table import Table
 from tvrbench.cli import app, invoke, load_commands
 from tvrbench.cli.outputs import FOLDER, writes
 from tvrbench.data import SAMPLE_DIR
-from tvrbench.data.demo import BLIND_FIGURES, MC_KINDS, METRICS, MODELS, SAMPLE_MODELS, Step, published_steps, steps
+from tvrbench.data.demo import BLIND_FIGURES, DEMO_MC_KINDS, METRICS, MODELS, SAMPLE_MODELS, Step, published_steps, steps
 from tvrbench.io.atomic import write_json
 from tvrbench.signature import Signature
 
@@ -149,7 +149,7 @@ def summary(out: Path) -> list[Table]:
     mc = Table(title="Multiple choice without the video (5 options, chance 0.200)", caption=BLIND_FIGURES)
     for column in ("split", "instances", "blind, options only", "LM, options only", "blind + video's other captions"):
         mc.add_column(column, justify="left" if column == "split" else "right")
-    for kind in MC_KINDS:
+    for kind in DEMO_MC_KINDS:
         alone, lm, captions = (
             json.loads((out / "analyses" / f"mc_{name}_{kind}.json").read_text(encoding="utf-8")) for name in ("blind_alone", "lm_alone", "blind")
         )

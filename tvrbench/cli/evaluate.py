@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 from tvrbench.cli import app
-from tvrbench.cli.inputs import FIRE_DATASET, reads_captions
+from tvrbench.cli.inputs import FIRE_DATASET, ONE_TEXT_EMBEDDINGS, ONE_VIDEO_EMBEDDINGS, SIMILARITY, reads_captions
 from tvrbench.cli.outputs import FILE, print_result, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
@@ -56,11 +56,9 @@ def evaluate_command(
         help="Score matrix .npy (rows = captions, columns = videos), a TREC run, or, too big for "
         "memory, a Zarr store or a folder of .npy row shards (docs/scaling.md).",
     ),
-    text_embeddings: Optional[Path] = typer.Option(
-        None, "--text-embeddings", help="Instead of --scores: caption embeddings, .npy, .zarr or a folder of .npy row shards."
-    ),
-    video_embeddings: Optional[Path] = typer.Option(None, "--video-embeddings", help="With --text-embeddings: video embeddings, in the same forms."),
-    similarity: str = typer.Option("dot", "--similarity", help="Scores from embeddings: dot | cosine."),
+    text_embeddings: Optional[Path] = ONE_TEXT_EMBEDDINGS,
+    video_embeddings: Optional[Path] = ONE_VIDEO_EMBEDDINGS,
+    similarity: str = SIMILARITY,
     json_out: Path = typer.Option(..., "--json", help="Write {metrics, signature, n_queries[, original, delta]} here."),
     fire: Path = typer.Option(None, "--fire", help="FIRE relevance labels (JSON)."),
     fire_dataset: str = FIRE_DATASET,

@@ -1,8 +1,10 @@
 """The options every command shares, declared once, and the thin glue that reads them.
 
 Commands that read captions take ``--format``, ``--video-list`` and ``--trust-pickle`` through
-:func:`reads_captions`; commands that read FIRE labels take ``--fire-dataset`` (alias ``--dataset``).
-The reading itself (``NAME=PATH``, scores, FIRE dataset, relevance) is :mod:`tvrbench.io.inputs`.
+:func:`reads_captions`; commands that read FIRE labels take ``--fire-dataset`` (alias ``--dataset``);
+the fire commands over models take their whole input block from :mod:`tvrbench.cli.fire.inputs`.
+A choice lists the names of the library's registry (captions formats, similarities, label rules),
+never a copy of them. The reading itself (``NAME=PATH``, scores, FIRE dataset, relevance) is :mod:`tvrbench.io.inputs`.
 """
 
 from __future__ import annotations
@@ -18,30 +20,24 @@ import numpy as np
 import typer
 
 from tvrbench.errors import InputError
+from tvrbench.evaluation.embeddings import SIMILARITIES
+from tvrbench.evaluation.fire.pairs import RULES as LABEL_RULES
+from tvrbench.io.captions import FORMATS as CAPTIONS_FORMATS
 from tvrbench.io.inputs import CaptionsReading, ScoreMatrix, default_name, read_fire_dataset, read_score_matrices, split_named_path
 from tvrbench.io.outputs import safe_name
 
-QUERIES = typer.Option(..., "--queries", help="Captions (rows of the score matrices): CSV/TSV/JSONL or MSR-VTT files.")
-VIDEOS = typer.Option(..., "--videos", help="Video ids, one per line, in score-matrix column order.")
-SCORES = typer.Option(..., "--scores", help="NAME=PATH of a model's .npy score matrix or TREC run; repeatable.")
-ONE_MODEL = typer.Option(..., "--scores", help="The model's .npy score matrix or TREC run (NAME=PATH allowed).")
-MODELS = typer.Option(None, "--scores", help="NAME=PATH of a model's .npy score matrix or TREC run; repeatable.")
-TEXT_EMBEDDINGS = typer.Option(
-    None, "--text-embeddings", help="A model as embeddings: [NAME=]caption embeddings (.npy, .zarr or a folder of .npy row shards); repeatable."
-)
-VIDEO_EMBEDDINGS = typer.Option(None, "--video-embeddings", help="The video embeddings of the k-th --text-embeddings' model, in the same forms.")
-SIMILARITY = typer.Option("dot", "--similarity", help="Scores from embeddings: dot | cosine.")
-ONE_MODEL_OR_EMBEDDINGS = typer.Option(None, "--scores", help="The model's .npy score matrix or TREC run (NAME=PATH allowed).")
-ONE_TEXT_EMBEDDINGS = typer.Option(
-    None, "--text-embeddings", help="Or the model as embeddings: caption embeddings (.npy, .zarr or a folder of .npy row shards)."
-)
-ONE_VIDEO_EMBEDDINGS = typer.Option(None, "--video-embeddings", help="With --text-embeddings: the video embeddings, in the same forms.")
-FIRE_FILE = typer.Option(None, "--fire", help="FIRE JSON file.")
-FIRE_REQUIRED = typer.Option(..., "--fire", help="FIRE JSON file.")
+# What a --lm option takes (tvrbench.generators.lm.load_language_model).
+LANGUAGE_MODELS = "ngram (CMU's trigram model, offline), an n-gram file (.arpa, .lm.bin) or a causal LM name or path"
 FIRE_DATASET = typer.Option(
     None, "--fire-dataset", "--dataset", help="Dataset of the FIRE file to use (MSRVTT, MSVD) [default: the one matching the captions]."
 )
 FIRE_DATASET_FILTER = typer.Option(None, "--fire-dataset", "--dataset", help="Only this dataset of the FIRE file [default: every one].")
+ONE_TEXT_EMBEDDINGS = typer.Option(
+    None, "--text-embeddings", help="Or the model as embeddings: caption embeddings (.npy, .zarr or a folder of .npy row shards)."
+)
+ONE_VIDEO_EMBEDDINGS = typer.Option(None, "--video-embeddings", help="With --text-embeddings: the video embeddings, in the same forms.")
+SIMILARITY = typer.Option("dot", "--similarity", help=f"Scores from embeddings: {' | '.join(SIMILARITIES)}.")
+LABEL_RULE = typer.Option(None, "--rule", help=f"Label rule: {', '.join(LABEL_RULES)} (default: file).")
 METRICS = typer.Option(None, "--metrics", help="Comma-separated engine metrics [default: C@1,C@5,C@10,AP].")
 BOOTSTRAP_METRICS = typer.Option(None, "--metrics", help="Comma-separated metrics [default: C@1,C@5,C@10].")
 SEED = typer.Option(None, "--seed", min=0, help="Random seed [default: 0].")
@@ -49,37 +45,51 @@ CONFIG = typer.Option(None, "--config", help="YAML settings (a copy of configs/f
 JSON_OUT = typer.Option(None, "--json", help="Write the results as JSON here.")
 PLOTS = typer.Option(None, "--plots", help="Write the figure(s) as PNG and SVG into this folder.")
 
-_CAPTIONS_OPTIONS = [
-    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
-    for name, annotation, option in (
-        ("captions_format", str, typer.Option("auto", "--format", help="Captions format: auto | generic | jsfusion | msrvtt-json | msvd | lsmdc.")),
-        ("video_list", Optional[Path], typer.Option(None, "--video-list", help="MSVD: keep only the videos listed here (test_list.txt).")),
-        (
-            "trust_pickle",
-            bool,
-            typer.Option(False, "--trust-pickle", help="Allow MSVD's raw-captions.pkl (a pickle runs code: only for files you trust)."),
-        ),
-    )
-]
+
+def keyword_options(*declared: tuple[str, object, object]) -> list[inspect.Parameter]:
+    """(name, type, typer.Option) as the keyword parameters Typer builds options from."""
+    return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation) for name, annotation, option in declared]
+
+
+def bundle_options(command, name: str, options: list[inspect.Parameter], build, at_end: bool = False):
+    """``command`` with its parameter ``name`` replaced by ``options`` (in its place, or last): it
+    receives ``build(**those options' values)`` as ``name``."""
+    parameters = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in inspect.signature(command).parameters.values()]
+    where = [p.name for p in parameters].index(name)
+    kept = parameters[:where] + parameters[where + 1 :]
+    replaced = [*kept, *options] if at_end else [*kept[:where], *options, *kept[where:]]
+
+    @functools.wraps(command)
+    def with_bundle(**given):
+        values = {option.name: given.pop(option.name) for option in options}
+        return command(**given, **{name: build(**values)})
+
+    # Typer builds the options from the signature and the type hints (read from __annotations__).
+    with_bundle.__signature__ = inspect.Signature(replaced)
+    with_bundle.__annotations__ = {p.name: p.annotation for p in replaced}
+    return with_bundle
+
+
+CAPTIONS_FORMAT = typer.Option("auto", "--format", help=f"Captions format: {' | '.join(CAPTIONS_FORMATS)}.")
+_CAPTIONS_OPTIONS = keyword_options(
+    ("captions_format", str, CAPTIONS_FORMAT),
+    ("video_list", Optional[Path], typer.Option(None, "--video-list", help="MSVD: keep only the videos listed here (test_list.txt).")),
+    (
+        "trust_pickle",
+        bool,
+        typer.Option(False, "--trust-pickle", help="Allow MSVD's raw-captions.pkl (a pickle runs code: only for files you trust)."),
+    ),
+)
 
 
 def reads_captions(command):
     """Give ``command`` the captions options (``--format``, ``--video-list``, ``--trust-pickle``); it
     receives them as one :class:`~tvrbench.io.inputs.CaptionsReading` in its ``reading`` parameter."""
-    signature = inspect.signature(command)
-    kept = [parameter for name, parameter in signature.parameters.items() if name != "reading"]
 
-    @functools.wraps(command)
-    def with_reading(*, captions_format: str, video_list: Optional[Path], trust_pickle: bool, **options):
-        return command(reading=CaptionsReading(captions_format, video_list, trust_pickle), **options)
+    def reading(captions_format: str, video_list: Optional[Path], trust_pickle: bool) -> CaptionsReading:
+        return CaptionsReading(captions_format, video_list, trust_pickle)
 
-    # Typer builds the options from the signature and the type hints (read from __annotations__).
-    with_reading.__signature__ = signature.replace(parameters=[*kept, *_CAPTIONS_OPTIONS])
-    with_reading.__annotations__ = {
-        **{name: p.annotation for name, p in signature.parameters.items() if name != "reading"},
-        **{p.name: p.annotation for p in _CAPTIONS_OPTIONS},
-    }
-    return with_reading
+    return bundle_options(command, "reading", _CAPTIONS_OPTIONS, reading, at_end=True)
 
 
 def read_fire_settings(config: Optional[Path], section: str | None = None, **overrides):

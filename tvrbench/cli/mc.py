@@ -9,8 +9,10 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
-from tvrbench.cli.inputs import reads_captions
+from tvrbench.cli.inputs import LANGUAGE_MODELS, reads_captions
 from tvrbench.cli.outputs import FILE, beside, writes
+from tvrbench.evaluation.mc import SCORERS
+from tvrbench.generators import MC_KINDS
 from tvrbench.io.inputs import CaptionsReading
 
 mc = typer.Typer(help="Multiple-choice splits: build (Random / Gender / ID / Verb MC), import human TSVs, score, audit.", no_args_is_help=True)
@@ -29,7 +31,7 @@ def _settings(config: Optional[Path], seed: Optional[int], same_movie: bool = Fa
 def build(
     reading: CaptionsReading,
     captions: Path = typer.Option(..., "--captions", help="Captions; each video's first caption is its positive."),
-    kind: str = typer.Option(..., "--kind", help="random, gender, verb or id."),
+    kind: str = typer.Option(..., "--kind", help=f"{', '.join(MC_KINDS[:-1])} or {MC_KINDS[-1]}."),
     out: Path = typer.Option(..., "--out", help="MC TSV (clip, ending0..ending4, label); settings go to OUT.json."),
     contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records (JSONL) of --kind, for gender / verb / id."),
     same_movie: bool = typer.Option(False, "--same-movie", help="Negatives from other clips of the same movie (LSMDC)."),
@@ -69,14 +71,10 @@ def score(
     scorer: Optional[str] = typer.Option(
         None,
         "--scorer",
-        help="A built-in text-only scorer (no video): blind (sentence embeddings) or lm (the option a language model finds most probable).",
+        help=f"A built-in text-only scorer (no video): {' or '.join(SCORERS)}. "
+        "blind: sentence embeddings; lm: the option a language model finds most probable.",
     ),
-    lm: Optional[str] = typer.Option(
-        None,
-        "--lm",
-        help="The lm scorer's language model: ngram (CMU's trigram model, offline), "
-        "an n-gram file (.arpa, .lm.bin) or a causal LM name or path (default: ngram).",
-    ),
+    lm: Optional[str] = typer.Option(None, "--lm", help=f"The lm scorer's language model: {LANGUAGE_MODELS} (default: ngram)."),
     captions: Optional[Path] = typer.Option(None, "--captions", help="Captions whose other captions of a video the blind scorer may use."),
     contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records: antonym (Table 5) and rare-ID (Table 4) subsets."),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/mc.yaml)."),
@@ -96,9 +94,7 @@ def audit(
     reference: Optional[Path] = typer.Option(None, "--reference", help="Another contrast MC TSV, audited beside it (e.g. a human-written split)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Result JSON: every figure of both splits, signature."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the pair orientations and the folds."),
-    lm: str = typer.Option(
-        "ngram", "--lm", help="Language model of the LM preference and the lm scorer: ngram, an n-gram file or a causal LM name or path."
-    ),
+    lm: str = typer.Option("ngram", "--lm", help=f"Language model of the LM preference and the lm scorer: {LANGUAGE_MODELS}."),
 ):
     """Can the contrast be told from the positive by text alone? Hypothesis-only baseline, substitute words, LM preference, text-only scorers."""
     from tvrbench.cli.outputs import write_result

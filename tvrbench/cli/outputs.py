@@ -126,7 +126,7 @@ def write_result(result: Result, json_out: Path | None, plots: Path | None = Non
 
 def save_figures(result, folder: Path, plot_settings) -> None:
     """Each of a result's figures as ``folder/STEM.png`` and ``.svg`` (stems built from data are checked)."""
-    from tvrbench.evaluation.fire.plots import save_figure
+    from tvrbench.io.figures import save_figure
     from tvrbench.io.outputs import name_in
 
     for stem, figure in result.figures():

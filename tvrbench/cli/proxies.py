@@ -14,6 +14,7 @@ from tvrbench.cli.inputs import reads_captions
 from tvrbench.cli.outputs import Writes, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.io.inputs import CaptionsReading, named_paths, sidecar_path
+from tvrbench.proxies.matrix import LEVELS, PROXIES
 from tvrbench.proxies.storage import FOLDER_SUFFIXES
 
 # The matrix, its sidecar M.json, and the partial matrix and progress file a rerun resumes from; a
@@ -24,18 +25,9 @@ PROXY_OUT = Writes(
 )
 
 
-class Proxy(str, Enum):
-    bow = "bow"
-    pos = "pos"
-    syn = "syn"
-    met = "met"
-    embedding = "embedding"
-    visual = "visual"
-
-
-class Level(str, Enum):
-    caption = "caption"
-    video = "video"
+# The choices of --proxy and --level: the library's registries, so that --help lists every proxy it builds.
+Proxy = Enum("Proxy", {name: name for name in PROXIES}, type=str)
+Level = Enum("Level", {name: name for name in LEVELS}, type=str)
 
 
 @app.command()

@@ -16,6 +16,7 @@ from tvrbench.io.inputs import CaptionsReading, named_paths
 study = typer.Typer(help="Studies of Wray et al. on proxy matrices: Fig. 4 curve, Fig. 5 GMR bounds, supp. A/B, §4.3 triplets.", no_args_is_help=True)
 app.add_typer(study, name="proxy-study")
 
+VIDEO_MATRIX = typer.Option(..., "--matrix", help="Video-level proxy matrix.")
 # proxy-study gmr draws one figure per direction beside --plot.
 GMR_PLOTS = Writes(tuple(lambda path, d=direction: path.with_name(f"{path.stem}_{d}{path.suffix}") for direction in ("t2v", "v2t")))
 
@@ -96,7 +97,7 @@ def study_correlation(
 @reads_captions
 def study_human_kit(
     reading: CaptionsReading,
-    matrix: Path = typer.Option(..., "--matrix", help="Video-level proxy matrix."),
+    matrix: Path = VIDEO_MATRIX,
     captions: Path = typer.Option(..., "--captions", help="The captions file the matrix was built from."),
     out: Path = typer.Option(..., "--out", help="Kit CSV: video_id, presented, caption_id, text, slot, proxy_score."),
     videos: int = typer.Option(100, "--videos", min=1),
@@ -137,7 +138,7 @@ def study_human_score(
 @study.command("triplets")
 @writes(out=FILE)
 def study_triplets(
-    matrix: Path = typer.Option(..., "--matrix", help="Video-level proxy matrix."),
+    matrix: Path = VIDEO_MATRIX,
     threshold: float = typer.Option(..., "--threshold", callback=_similarity, help="Positives: S >= T; negatives: S < T."),
     out: Path = typer.Option(..., "--out", help="CSV video_id, positive_caption_id, negative_caption_id."),
     per_video: int = typer.Option(10, "--per-video", min=1),

@@ -11,7 +11,8 @@ from pathlib import Path
 
 MODELS = ("strong", "genderblind", "objectonly")
 METRICS = "C@1,C@5,C@10,AP,MdR,MnR,GMR,nDCG,Judged@10"
-MC_KINDS = ("random", "gender", "verb")
+# The MC kinds the demo builds: of tvrbench.generators.MC_KINDS, all but "id" (LSMDC character names; the sample has none).
+DEMO_MC_KINDS = ("random", "gender", "verb")
 # Shown wherever the sample's models or the blind scorer's numbers appear (demo summary, report).
 SAMPLE_MODELS = (
     "The sample's simulated models: strong sees every facet of a video; genderblind reads man / woman as "
@@ -169,7 +170,7 @@ def contrast_steps() -> list[Step]:
                     f"{{OUT}}/mc/{kind}.tsv",
                 ),
             )
-            for kind in MC_KINDS
+            for kind in DEMO_MC_KINDS
         ),
         *(
             Step(
@@ -188,7 +189,7 @@ def contrast_steps() -> list[Step]:
                     f"{{OUT}}/analyses/mc_blind_{kind}.json",
                 ),
             )
-            for kind in MC_KINDS
+            for kind in DEMO_MC_KINDS
         ),
         *(  # the text-only baselines proper: the options alone, no caption of the video
             Step(
@@ -196,7 +197,7 @@ def contrast_steps() -> list[Step]:
                 ("mc", "score", "--mc", f"{{OUT}}/mc/{kind}.tsv", "--scorer", scorer, "--json", f"{{OUT}}/analyses/mc_{scorer}_alone_{kind}.json"),
             )
             for scorer in ("blind", "lm")
-            for kind in MC_KINDS
+            for kind in DEMO_MC_KINDS
         ),
     ]
 

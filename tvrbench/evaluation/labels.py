@@ -16,6 +16,7 @@ import numpy as np
 from scipy import sparse
 
 from tvrbench.errors import InputError
+from tvrbench.evaluation.fire.pairs import record_majority
 from tvrbench.io.captions import Captions
 
 
@@ -141,8 +142,7 @@ def _fire_pairs(fire, captions: Captions, column_of: dict[str, int]) -> tuple[np
         raise InputError(fire.source, f"video {fire.video_id[first]!r} is not in the videos list")
     n_columns = max(len(column_of), 1)
     pairs, record_pair = np.unique(record_texts * n_columns + record_columns, return_inverse=True)
-    label = np.asarray(fire.label)
-    votes = np.bincount(record_pair, weights=label == 1, minlength=len(pairs)) - np.bincount(record_pair, weights=label == 0, minlength=len(pairs))
+    majority = record_majority(record_pair, fire.label, len(pairs))
     pair_texts, pair_columns = np.divmod(pairs, n_columns)
     # every caption row of each pair's text: rows grouped by text, then one run per pair
     rows_by_text = np.argsort(text_codes, kind="stable")
@@ -152,4 +152,4 @@ def _fire_pairs(fire, captions: Captions, column_of: dict[str, int]) -> tuple[np
     pair_of_row = np.repeat(np.arange(len(pairs)), runs)
     within = np.arange(len(pair_of_row)) - np.repeat(np.cumsum(runs) - runs, runs)
     rows = rows_by_text[text_starts[pair_texts][pair_of_row] + within]
-    return rows, pair_columns[pair_of_row], np.sign(votes).astype(np.int8)[pair_of_row]
+    return rows, pair_columns[pair_of_row], majority[pair_of_row]

@@ -134,7 +134,8 @@ def build_mc(
 
 
 def infer_contrast_option(instance: MCInstance) -> int:
-    """For splits made elsewhere (human TSVs): the negative closest to the positive, word by word."""
+    """For splits made elsewhere (human TSVs): the negative closest to the positive, word by word. The
+    one rule: ``mc import`` records it in the sidecar and the report marks it when no sidecar names one."""
     positive = instance.positive.lower().split()
     ratios = [
         -1.0 if i == instance.label else difflib.SequenceMatcher(None, positive, ending.lower().split()).ratio()

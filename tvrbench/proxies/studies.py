@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from tvrbench.errors import InputError
-from tvrbench.io.atomic import atomic_write
+from tvrbench.io.figures import pyplot, save_figure
 
 BLOCK_CELLS = 1 << 23  # cells of a matrix read at once
 HUMAN_SLOTS = ("most", "q1", "median", "q3", "least")  # rank positions 0, 25%, 50%, 75%, 100% (most relevant first)
@@ -203,21 +203,16 @@ def triplets(matrix: np.ndarray, threshold: float, per_video: int = 10, seed: in
                 yield rows.start + offset, int(p), int(n)
 
 
-def save_figure(figure, path: str | Path) -> None:
-    """PNG or SVG by the file's suffix, written atomically."""
+def _save_plot(figure, path: str | Path) -> None:
+    """The figure as ``path``, PNG or SVG by its suffix (byte-stable, :mod:`tvrbench.io.figures`)."""
     path = Path(path)
     if path.suffix.lower() not in (".png", ".svg"):
         raise InputError(path, "plots are written as .png or .svg")
-    with atomic_write(path, "wb") as handle:
-        figure.savefig(handle, format=path.suffix[1:].lower(), bbox_inches="tight", dpi=150)
+    save_figure(figure, path.with_suffix(""), (path.suffix[1:],), dpi=150)
 
 
 def plot_curve(curves: dict[str, np.ndarray], thresholds: Sequence[float], path: str | Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     figure, axis = plt.subplots(figsize=(5, 3.5))
     for name, counts in curves.items():
         axis.plot(thresholds, counts, label=name)
@@ -225,16 +220,11 @@ def plot_curve(curves: dict[str, np.ndarray], thresholds: Sequence[float], path:
     axis.set_xlabel("threshold T")
     axis.set_ylabel("mean relevant captions per video")
     axis.legend()
-    save_figure(figure, path)
-    plt.close(figure)
+    _save_plot(figure, path)
 
 
 def plot_correlation(names: Sequence[str], values: np.ndarray, path: str | Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     figure, axis = plt.subplots(figsize=(4, 3.5))
     image = axis.imshow(values, vmin=0, vmax=1, cmap="viridis")
     axis.set_xticks(range(len(names)), names)
@@ -243,16 +233,11 @@ def plot_correlation(names: Sequence[str], values: np.ndarray, path: str | Path)
         for j in range(len(names)):
             axis.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", color="white" if values[i, j] < 0.6 else "black")
     figure.colorbar(image)
-    save_figure(figure, path)
-    plt.close(figure)
+    _save_plot(figure, path)
 
 
 def plot_gmr(bounds: dict[str, dict[str, dict[str, float]]], direction: str, path: str | Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     names = list(bounds)
     reported = np.array([bounds[n][direction]["reported"] for n in names])
     lower = np.array([bounds[n][direction]["lower"] for n in names])
@@ -261,5 +246,4 @@ def plot_gmr(bounds: dict[str, dict[str, dict[str, float]]], direction: str, pat
     axis.bar(names, reported, color="#8da0cb")
     axis.errorbar(names, reported, yerr=[reported - lower, upper - reported], fmt="none", ecolor="black", capsize=6)
     axis.set_ylabel(f"GMR ({direction})")
-    save_figure(figure, path)
-    plt.close(figure)
+    _save_plot(figure, path)

@@ -65,13 +65,16 @@ def human_kit_study(matrix_path: Path, captions: Captions, captions_path: Path, 
     """Supp. A: the annotators' kit from a video-level proxy and the captions file it was built from."""
     from tvrbench.proxies.studies import human_kit
     from tvrbench.proxies.video import VideoGroups
-    from tvrbench.signature import text_digest
+    from tvrbench.signature import Signature, text_digest
 
     matrix, sidecar = read_proxy(matrix_path)
     if captions.caption_ids != sidecar["col_ids"]:
         raise InputError(captions_path, f"caption ids differ from the columns of {matrix_path}")
     # The kit shows these texts as the ones the scores were computed on: the signature's caption digest must match.
-    built_from = dict(field.partition(":")[::2] for field in str(sidecar.get("signature", "")).split("|")).get("captions")
+    try:
+        built_from = Signature.parse(str(sidecar.get("signature", ""))).fields.get("captions")
+    except ValueError as error:
+        raise InputError(matrix_path, f"its sidecar's signature cannot be read: {error}") from None
     if built_from != f"{len(captions.texts)}:{text_digest(captions.texts)}":
         raise InputError(captions_path, f"caption texts differ from those {matrix_path} was built from")
     groups = VideoGroups.from_caption_videos(captions.video_ids)

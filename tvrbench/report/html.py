@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from tvrbench.evaluation.fire.compare import format_cell
+from tvrbench.generators.mc import infer_contrast_option
 from tvrbench.io.atomic import atomic_write
 from tvrbench.io.mc import MCInstance
 
@@ -30,7 +31,7 @@ class MCItems:
     """One multiple-choice split as shown: instances and, when known, which option is the contrast."""
 
     instances: list[MCInstance]
-    contrast_options: list[int | None] | None = None  # from the split's sidecar; else guessed by text similarity
+    contrast_options: list[int | None] | None = None  # from the split's sidecar; else the rule `mc import` records
     plausibility: dict | None = None  # the sidecar's: how a language model reads its contrast set (generators/lm.py)
     audit: dict | None = None  # the sidecar's: whether text alone gives its contrasts away (evaluation/audit.py)
     picks: dict[str, list[int]] = field(default_factory=dict)  # scorer -> each instance's chosen option (mc score's JSON)
@@ -176,19 +177,6 @@ def plot_figure(path: Path) -> str:
     return f'<figure><img alt="{_e(path.stem)}" src="data:{mime};base64,{encoded}"><figcaption>{_e(path.name)}</figcaption></figure>'
 
 
-def guess_contrast(instance: MCInstance) -> int | None:
-    """The negative closest to the positive word by word, if it differs from it by a small edit."""
-    positive = instance.positive.split()
-    best, best_ratio = None, 0.6
-    for option, text in enumerate(instance.endings):
-        if option == instance.label:
-            continue
-        ratio = difflib.SequenceMatcher(a=positive, b=text.split(), autojunk=False).ratio()
-        if ratio > best_ratio:
-            best, best_ratio = option, ratio
-    return best
-
-
 def highlight_edit(positive: str, contrast: str) -> str:
     """The contrast text with the words that differ from the positive in ``<mark>``."""
     a, b = positive.split(), contrast.split()
@@ -237,7 +225,7 @@ def mc_section(name: str, items: MCItems) -> str:
     header += "".join(f"<th>{_e(scorer)} picks</th>" for scorer in items.picks)
     rows = []
     for number, instance in enumerate(shown):
-        contrast = items.contrast_options[number] if items.contrast_options is not None else guess_contrast(instance)
+        contrast = items.contrast_options[number] if items.contrast_options is not None else infer_contrast_option(instance)
         cells = []
         for option, text in enumerate(instance.endings):
             if option == instance.label:

@@ -9,7 +9,8 @@ import numpy as np
 import typer
 
 from tvrbench.cli.fire.group import fire
-from tvrbench.cli.inputs import CONFIG, FIRE_DATASET_FILTER, FIRE_REQUIRED, read_fire_settings, reads_captions
+from tvrbench.cli.fire.inputs import FIRE_REQUIRED
+from tvrbench.cli.inputs import CONFIG, FIRE_DATASET_FILTER, LABEL_RULE, read_fire_settings, reads_captions
 from tvrbench.cli.outputs import FILE, writes, written
 from tvrbench.io.inputs import CaptionsReading
 
@@ -27,7 +28,7 @@ def to_qrels(
     metadata: Optional[Path] = typer.Option(None, "--metadata", help="Also write the sidecar 'to-fire' needs (query texts, votes, ids)."),
     queries: Optional[Path] = typer.Option(None, "--queries", help="Captions: use their caption ids as query ids."),
     dataset: Optional[str] = FIRE_DATASET_FILTER,
-    rule: Optional[str] = typer.Option(None, "--rule", help="file (default), majority, any, unanimous."),
+    rule: Optional[str] = LABEL_RULE,
     disagreements: Optional[str] = typer.Option(None, "--disagreements", help="omit (default), irrelevant, relevant, negative."),
     config: Optional[Path] = CONFIG,
 ):

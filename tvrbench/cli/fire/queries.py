@@ -8,21 +8,8 @@ from typing import Optional
 import typer
 
 from tvrbench.cli.fire.group import fire
-from tvrbench.cli.inputs import (
-    CONFIG,
-    FIRE_DATASET,
-    FIRE_FILE,
-    FIRE_REQUIRED,
-    JSON_OUT,
-    ONE_MODEL,
-    PLOTS,
-    QUERIES,
-    SCORES,
-    VIDEOS,
-    read_fire_settings,
-    read_inputs,
-    reads_captions,
-)
+from tvrbench.cli.fire.inputs import FIRE_FILE, QUERIES, ModelInputs, reads_models
+from tvrbench.cli.inputs import CONFIG, FIRE_DATASET, JSON_OUT, PLOTS, read_fire_settings, read_inputs, reads_captions
 from tvrbench.cli.outputs import FILE, FOLDER, write_result, writes
 from tvrbench.errors import InputError
 from tvrbench.io.inputs import CaptionsReading
@@ -30,14 +17,9 @@ from tvrbench.io.inputs import CaptionsReading
 
 @fire.command()
 @writes(json_out=FILE, plots=FOLDER)
-@reads_captions
+@reads_models()
 def length(
-    reading: CaptionsReading,
-    queries: Path = QUERIES,
-    videos: Path = VIDEOS,
-    scores: list[str] = SCORES,
-    fire_path: Path = FIRE_REQUIRED,
-    dataset: Optional[str] = FIRE_DATASET,
+    given: ModelInputs,
     metric: Optional[str] = typer.Option(None, "--metric", help="Correctness metric per query [default: C@1]."),
     unit: Optional[str] = typer.Option(None, "--unit", help="Length bins of Figure 3 in characters (default) or words."),
     bin_width: Optional[int] = typer.Option(None, "--bin-width", help="Bin width [default: 20]."),
@@ -49,21 +31,16 @@ def length(
     from tvrbench.evaluation.fire.length import length_analysis
 
     settings = read_fire_settings(config, "length", metric=metric, unit=unit, bin_width=bin_width)
-    inputs = read_inputs(reading, queries, videos, scores, fire_path, dataset)
+    inputs = given.read()
     result = length_analysis(inputs.pair(), inputs.judgments, inputs.captions, settings, inputs.dataset, inputs.sources)
     write_result(result, json_out, plots, settings.plots)
 
 
 @fire.command()
 @writes(json_out=FILE, plots=FOLDER)
-@reads_captions
+@reads_models("one")
 def ranks(
-    reading: CaptionsReading,
-    queries: Path = QUERIES,
-    videos: Path = VIDEOS,
-    scores: str = ONE_MODEL,
-    fire_path: Path = FIRE_REQUIRED,
-    dataset: Optional[str] = FIRE_DATASET,
+    given: ModelInputs,
     max_rank: int = typer.Option(50, "--max-rank", min=1, help="Ranks beyond this are gathered in one bar."),
     config: Optional[Path] = CONFIG,
     json_out: Optional[Path] = JSON_OUT,
@@ -74,7 +51,7 @@ def ranks(
     from tvrbench.evaluation.fire.ranks import ranks_analysis
 
     settings = load_config(config)  # for the plots only: no metric of it is used
-    inputs = read_inputs(reading, queries, videos, [scores], fire_path, dataset)
+    inputs = given.read()
     name, matrix = inputs.model
     write_result(ranks_analysis(matrix, inputs.judgments, max_rank, name, inputs.dataset, inputs.sources), json_out, plots, settings.plots)
 

@@ -8,45 +8,16 @@ from typing import Optional
 import typer
 
 from tvrbench.cli.fire.group import fire
-from tvrbench.cli.inputs import (
-    BOOTSTRAP_METRICS,
-    CONFIG,
-    FIRE_DATASET,
-    FIRE_FILE,
-    JSON_OUT,
-    ONE_MODEL_OR_EMBEDDINGS,
-    ONE_TEXT_EMBEDDINGS,
-    ONE_VIDEO_EMBEDDINGS,
-    PLOTS,
-    QUERIES,
-    SCORES,
-    SEED,
-    SIMILARITY,
-    VIDEOS,
-    Embeddings,
-    read_fire_settings,
-    read_inputs,
-    reads_captions,
-    split_list,
-)
+from tvrbench.cli.fire.inputs import ModelInputs, reads_models
+from tvrbench.cli.inputs import BOOTSTRAP_METRICS, CONFIG, JSON_OUT, PLOTS, SEED, read_fire_settings, split_list
 from tvrbench.cli.outputs import FILE, FOLDER, write_result, writes, written
-from tvrbench.errors import InputError
-from tvrbench.io.inputs import CaptionsReading
 
 
 @fire.command()
 @writes(json_out=FILE, plots=FOLDER)
-@reads_captions
+@reads_models("one_or_embeddings", fire="optional")
 def bootstrap(
-    reading: CaptionsReading,
-    queries: Path = QUERIES,
-    videos: Path = VIDEOS,
-    scores: Optional[str] = ONE_MODEL_OR_EMBEDDINGS,
-    text_embeddings: Optional[str] = ONE_TEXT_EMBEDDINGS,
-    video_embeddings: Optional[str] = ONE_VIDEO_EMBEDDINGS,
-    similarity: str = SIMILARITY,
-    fire_path: Optional[Path] = FIRE_FILE,
-    dataset: Optional[str] = FIRE_DATASET,
+    given: ModelInputs,
     sizes: Optional[str] = typer.Option(None, "--sizes", help="Comma-separated sample sizes [default: 500,1000,3000]."),
     resamples: Optional[int] = typer.Option(None, "--resamples", help="Resamples per size [default: 10000]."),
     seed: Optional[int] = SEED,
@@ -59,11 +30,7 @@ def bootstrap(
     from tvrbench.evaluation.fire.bootstrap import bootstrap_analysis
 
     settings = read_fire_settings(config, "bootstrap", sizes=split_list(sizes, int), resamples=resamples, seed=seed, metrics=split_list(metrics))
-    embedded = text_embeddings is not None or video_embeddings is not None
-    if embedded == (scores is not None):
-        raise InputError(None, "give --scores, or --text-embeddings and --video-embeddings")
-    embeddings = Embeddings([text_embeddings] if text_embeddings else [], [video_embeddings] if video_embeddings else [], similarity)
-    inputs = read_inputs(reading, queries, videos, [scores] if scores else [], fire_path, dataset, fire_required=False, embeddings=embeddings)
+    inputs = given.read()
     name, matrix = inputs.model
     result = bootstrap_analysis(matrix, inputs.judgments, settings, name, inputs.sources)
     write_result(result, json_out, plots, settings.plots)
@@ -71,14 +38,9 @@ def bootstrap(
 
 @fire.command()
 @writes(json_out=FILE)
-@reads_captions
+@reads_models(fire="optional")
 def paired(
-    reading: CaptionsReading,
-    queries: Path = QUERIES,
-    videos: Path = VIDEOS,
-    scores: list[str] = SCORES,
-    fire_path: Optional[Path] = FIRE_FILE,
-    dataset: Optional[str] = FIRE_DATASET,
+    given: ModelInputs,
     resamples: Optional[int] = typer.Option(None, "--resamples", help="Resamples [default: 10000]."),
     seed: Optional[int] = SEED,
     metrics: Optional[str] = BOOTSTRAP_METRICS,
@@ -89,22 +51,19 @@ def paired(
     from tvrbench.evaluation.fire.bootstrap import paired_analysis
 
     settings = read_fire_settings(config, "bootstrap", resamples=resamples, seed=seed, metrics=split_list(metrics))
-    inputs = read_inputs(reading, queries, videos, scores, fire_path, dataset, fire_required=False)
+    inputs = given.read()
     models = inputs.pair("the paired test")
     write_result(paired_analysis(models, inputs.judgments, settings, inputs.sources), json_out)
 
 
 @fire.command()
 @writes(out=FILE, json_out=FILE)
-@reads_captions
+@reads_models(
+    "one", scores_help="The new model's .npy score matrix or TREC run (NAME=PATH).", fire_help="FIRE JSON file with the labels collected so far."
+)
 def queue(
-    reading: CaptionsReading,
-    queries: Path = QUERIES,
-    videos: Path = VIDEOS,
-    scores: str = typer.Option(..., "--scores", help="The new model's .npy score matrix or TREC run (NAME=PATH)."),
-    fire_path: Path = typer.Option(..., "--fire", help="FIRE JSON file with the labels collected so far."),
+    given: ModelInputs,
     out: Path = typer.Option(..., "--out", help="Queue for annotators: .csv, or JSON Lines for any other suffix."),
-    dataset: Optional[str] = FIRE_DATASET,
     k: Optional[int] = typer.Option(None, "--k", help="Depth of the top list to annotate [default: 10]."),
     effect_size: Optional[float] = typer.Option(None, "--effect-size", help="Difference to detect [default: 0.01]."),
     metric: Optional[str] = typer.Option(None, "--metric", help="Metric of the effect size [default: C@1]."),
@@ -116,7 +75,7 @@ def queue(
     from tvrbench.evaluation.fire.queue import queue_analysis, write_queue
 
     settings = read_fire_settings(config, "queue", k=k, effect_size=effect_size, metric=metric)
-    inputs = read_inputs(reading, queries, videos, [scores], fire_path, dataset)
+    inputs = given.read()
     name, matrix = inputs.model
     result = queue_analysis(matrix, inputs.judgments, inputs.captions, inputs.video_ids, settings, name, all_queries, inputs.sources)
     write_queue(out, result.records)

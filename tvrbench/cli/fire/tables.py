@@ -8,30 +8,11 @@ from typing import Optional
 import typer
 
 from tvrbench.cli.fire.group import fire
-from tvrbench.cli.inputs import (
-    CONFIG,
-    FIRE_DATASET,
-    FIRE_DATASET_FILTER,
-    FIRE_REQUIRED,
-    JSON_OUT,
-    METRICS,
-    MODELS,
-    QUERIES,
-    SCORES,
-    SIMILARITY,
-    TEXT_EMBEDDINGS,
-    VIDEO_EMBEDDINGS,
-    VIDEOS,
-    Embeddings,
-    read_fire_settings,
-    read_inputs,
-    reads_captions,
-    split_list,
-)
+from tvrbench.cli.fire.inputs import FIRE_REQUIRED, ModelInputs, reads_models
+from tvrbench.cli.inputs import CONFIG, FIRE_DATASET_FILTER, JSON_OUT, LABEL_RULE, METRICS, read_fire_settings, split_list
 from tvrbench.cli.outputs import FILE, write_result, writes, written
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write
-from tvrbench.io.inputs import CaptionsReading
 
 
 @fire.command()
@@ -39,7 +20,7 @@ from tvrbench.io.inputs import CaptionsReading
 def agreement(
     fire_path: Path = FIRE_REQUIRED,
     dataset: Optional[str] = FIRE_DATASET_FILTER,
-    rule: Optional[str] = typer.Option(None, "--rule", help="Label rule: file (default), majority, any, unanimous."),
+    rule: Optional[str] = LABEL_RULE,
     config: Optional[Path] = CONFIG,
     json_out: Optional[Path] = JSON_OUT,
 ):
@@ -53,17 +34,9 @@ def agreement(
 
 @fire.command()
 @writes(json_out=FILE, csv_out=FILE)
-@reads_captions
+@reads_models("many_or_embeddings")
 def compare(
-    reading: CaptionsReading,
-    queries: Path = QUERIES,
-    videos: Path = VIDEOS,
-    scores: Optional[list[str]] = MODELS,
-    text_embeddings: Optional[list[str]] = TEXT_EMBEDDINGS,
-    video_embeddings: Optional[list[str]] = VIDEO_EMBEDDINGS,
-    similarity: str = SIMILARITY,
-    fire_path: Path = FIRE_REQUIRED,
-    dataset: Optional[str] = FIRE_DATASET,
+    given: ModelInputs,
     metrics: Optional[str] = METRICS,
     ties: Optional[str] = typer.Option(None, "--ties", help="stable (default), optimistic, pessimistic, average."),
     ap: Optional[str] = typer.Option(None, "--ap", help="standard (default) or fire."),
@@ -79,8 +52,7 @@ def compare(
     from tvrbench.evaluation.fire.compare import compare_analysis
 
     settings = read_fire_settings(config, None, metrics=split_list(metrics), ties=ties, ap=ap)
-    embeddings = Embeddings(text_embeddings or [], video_embeddings or [], similarity)
-    inputs = read_inputs(reading, queries, videos, scores, fire_path, dataset, embeddings=embeddings)
+    inputs = given.read()
     result = compare_analysis(inputs.models, inputs.judgments, settings)
     write_result(result, json_out)
     if csv_out:
@@ -91,12 +63,9 @@ def compare(
 
 @fire.command()
 @writes(json_out=FILE)
-@reads_captions
+@reads_models(fire=None)
 def overlap(
-    reading: CaptionsReading,
-    queries: Path = QUERIES,
-    videos: Path = VIDEOS,
-    scores: list[str] = SCORES,
+    given: ModelInputs,
     k: Optional[int] = typer.Option(None, "--k", help="Depth of the compared lists [default: 10]."),
     p: Optional[float] = typer.Option(None, "--p", help="RBO persistence [default: 0.9]."),
     variant: Optional[str] = typer.Option(None, "--variant", help="RBO variant: ext (default), min, trunc."),
@@ -107,7 +76,7 @@ def overlap(
     from tvrbench.evaluation.fire.overlap import overlap_analysis
 
     settings = read_fire_settings(config, "overlap", k=k, rbo_p=p, rbo_variant=variant)
-    inputs = read_inputs(reading, queries, videos, scores, fire_required=False)
+    inputs = given.read()
     if len(inputs.models) < 2:
         raise InputError(None, "overlap compares models: give --scores at least twice")
     write_result(overlap_analysis(inputs.models, settings, inputs.sources), json_out)
@@ -115,21 +84,11 @@ def overlap(
 
 @fire.command()
 @writes(json_out=FILE)
-@reads_captions
-def pooling(
-    reading: CaptionsReading,
-    queries: Path = QUERIES,
-    videos: Path = VIDEOS,
-    scores: list[str] = SCORES,
-    fire_path: Path = typer.Option(..., "--fire", help="FIRE JSON file; model names must match its 'models' field."),
-    dataset: Optional[str] = FIRE_DATASET,
-    metrics: Optional[str] = METRICS,
-    config: Optional[Path] = CONFIG,
-    json_out: Optional[Path] = JSON_OUT,
-):
+@reads_models(fire_help="FIRE JSON file; model names must match its 'models' field.")
+def pooling(given: ModelInputs, metrics: Optional[str] = METRICS, config: Optional[Path] = CONFIG, json_out: Optional[Path] = JSON_OUT):
     """Table 4: each model with all FIRE labels vs with only the labels other models' pools brought."""
     from tvrbench.evaluation.fire.pooling import pooling_analysis
 
     settings = read_fire_settings(config, None, metrics=split_list(metrics))
-    inputs = read_inputs(reading, queries, videos, scores, fire_path, dataset)
+    inputs = given.read()
     write_result(pooling_analysis(inputs.models, inputs.captions, inputs.video_ids, inputs.labels, settings), json_out)

@@ -56,6 +56,15 @@ class PairVotes:
         return np.where(unvoted, self.file_label, label).astype(np.int8)
 
 
+def record_majority(record_pair: np.ndarray, label, n_pairs: int) -> np.ndarray:
+    """Each pair's majority over its records: +1 more relevant records, -1 more irrelevant ones, 0 a
+    tie (disagreement records count for neither side). The one rule for a pair repeated over several
+    records, here and in :meth:`~tvrbench.evaluation.labels.Judgments.build`."""
+    label = np.asarray(label)
+    relevant, irrelevant = (np.bincount(record_pair[label == value], minlength=n_pairs) for value in (RELEVANT, IRRELEVANT))
+    return np.sign(relevant - irrelevant).astype(np.int8)
+
+
 def _codes(values) -> np.ndarray:
     """Integer code of each value in order of first appearance (hashing; no fixed-width string copies)."""
     index: dict = {}
@@ -70,9 +79,7 @@ def pair_votes(fire) -> PairVotes:
     _, first, record_pair = np.unique(key, return_index=True, return_inverse=True)
     n_pairs = len(first)
 
-    record_label = np.asarray(fire.label, dtype=np.int8)
-    relevant_records, irrelevant_records = (np.bincount(record_pair[record_label == value], minlength=n_pairs) for value in (RELEVANT, IRRELEVANT))
-    majority = np.sign(relevant_records - irrelevant_records)  # as Judgments.build resolves repeated records
+    majority = record_majority(record_pair, fire.label, n_pairs)
     file_label = np.where(majority > 0, RELEVANT, np.where(majority < 0, IRRELEVANT, DISAGREEMENT)).astype(np.int8)
 
     per_record = np.fromiter((len(v) for v in fire.annotator_labels), dtype=np.int64, count=n_records)

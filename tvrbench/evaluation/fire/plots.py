@@ -1,16 +1,14 @@
 """Paper-ready figures (matplotlib, PNG and SVG): Figures 2, 3, 4 and the rank histogram of App. G.
 
 Every figure has a title, labelled axes with units and a legend where colours carry meaning; SVG
-output is made byte-stable (fixed hash salt, no date) so reruns with the same data do not change.
+output is written by :func:`tvrbench.io.figures.save_figure`, byte-stable, so reruns with the same data do not change.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
-from tvrbench.io.atomic import atomic_write
+from tvrbench.io.figures import pyplot
 
 OUTCOME_STYLE = {  # outcome -> (legend label template, colour)
     "both": ("Both correct", "#4c72b0"),
@@ -20,35 +18,11 @@ OUTCOME_STYLE = {  # outcome -> (legend label template, colour)
 }
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams["svg.hashsalt"] = "tvrbench"
-    return plt
-
-
-def save_figure(figure, stem: str | Path, formats=("png", "svg"), dpi: int = 200) -> list[Path]:
-    """Write ``stem.png`` / ``stem.svg`` atomically and close the figure."""
-    plt = _pyplot()
-    written = []
-    for fmt in formats:
-        path = Path(f"{stem}.{fmt}")
-        metadata = {"Date": None} if fmt == "svg" else {"Software": "tvrbench"}
-        with atomic_write(path, "wb") as out:
-            figure.savefig(out, format=fmt, dpi=dpi, bbox_inches="tight", metadata=metadata)
-        written.append(path)
-    plt.close(figure)
-    return written
-
-
 def positives_vs_length_figure(lengths: np.ndarray, positives: np.ndarray, dataset: str, unit: str = "words"):
     """Figure 2: log-density heatmap of positives per query against caption length, with marginals."""
     from matplotlib.colors import LogNorm
 
-    plt = _pyplot()
+    plt = pyplot()
     figure = plt.figure(figsize=(6.4, 5.6))
     grid = figure.add_gridspec(2, 2, width_ratios=(4, 1), height_ratios=(1, 4), hspace=0.05, wspace=0.05)
     heat = figure.add_subplot(grid[1, 0])
@@ -74,7 +48,7 @@ def positives_vs_length_figure(lengths: np.ndarray, positives: np.ndarray, datas
 
 def outcomes_figure(table, model_a: str, model_b: str, xlabel: str, title: str):
     """Figure 3 / 8: stacked shares of both / only A / only B / neither per bin, with the bin sizes."""
-    plt = _pyplot()
+    plt = pyplot()
     figure, axis = plt.subplots(figsize=(7.2, 4.2))
     centres = (table.edges[:-1] + table.edges[1:]) / 2
     width = np.diff(table.edges) * 0.9
@@ -102,7 +76,7 @@ def outcomes_figure(table, model_a: str, model_b: str, xlabel: str, title: str):
 
 def bootstrap_figure(by_size: dict, metric: str, model: str):
     """Figure 4: distribution of |resample mean − full mean| per sample size, quantile marked."""
-    plt = _pyplot()
+    plt = pyplot()
     sizes = sorted(by_size)
     figure, axes = plt.subplots(len(sizes), 1, figsize=(6.4, 1.9 * len(sizes) + 0.8), sharex=True, squeeze=False)
     for axis, size in zip(axes[:, 0], sizes):
@@ -124,7 +98,7 @@ def positive_ranks_figure(ranks_original: np.ndarray, ranks_fire: np.ndarray, ma
 
     Ranks above ``max_rank`` are gathered in one last bar labelled ``>max_rank``.
     """
-    plt = _pyplot()
+    plt = pyplot()
     figure, axis = plt.subplots(figsize=(7.2, 4.0))
     positions = np.arange(1, max_rank + 2)
     bottom = np.zeros(len(positions))
