@@ -41,7 +41,7 @@ def evaluation_tables(payload: dict) -> list[Table]:
     return [Table("tvrbench evaluate", ["metric", "all labels (original + delta)"], rows)]
 
 
-@dataclass
+@dataclass(frozen=True)
 class EvaluationResult(TablesOfJson):
     """One model's metrics keyed by metric name (``C@1``, ``AP(variant=fire)``), their per-query values
     (composites such as GMR have none), and, with extra labels, the result on the original pairs only."""
