@@ -18,6 +18,7 @@ TABLES_BY_KEYS = (
     ({"metrics", "signature", "n_queries"}, ("tvrbench.evaluation.engine", "evaluation_tables")),
     ({"accuracy", "ties", "n", "picks", "signature"}, ("tvrbench.evaluation.mc", "mc_score_tables")),
     ({"splits", "signature"}, ("tvrbench.evaluation.audit", "audit_tables")),
+    ({"kind", "counts", "candidates_rejected", "audit", "signature"}, ("tvrbench.generators.runner", "contrast_run_tables")),
     ({"thresholds", "mean_relevant"}, ("tvrbench.proxies.studies", "curve_tables")),
     ({"threshold", "gmr"}, ("tvrbench.proxies.studies", "gmr_tables")),
     ({"names", "pearson"}, ("tvrbench.proxies.studies", "correlation_tables")),
