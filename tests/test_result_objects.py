@@ -16,7 +16,6 @@ from tvrbench.cli.outputs import write_result
 from tvrbench.evaluation import EvaluationResult
 from tvrbench.io.captions import Captions
 from tvrbench.io.mc import MCInstance, write_mc
-from tvrbench.report import ReportContent, render_report
 from tvrbench.signature import Signature
 
 TEXTS = ["a man is cooking", "a woman is cooking soup", "a dog runs on grass", "a boy plays the guitar", "a girl rides a horse", "cars race"]
@@ -114,15 +113,16 @@ def test_a_contrast_run_is_a_result_whose_json_is_its_sidecar(tmp_path):
 
 def test_the_report_shows_each_result_as_its_tables_rebuilt_from_the_written_json(mc_split, tmp_path):
     """A value changed in a written file is what the report shows, formatted as the result's table formats it."""
-    from tvrbench.evaluation.engine import evaluation_tables
-    from tvrbench.evaluation.mc import mc_score_tables, score_mc_file
-
     split, scores = mc_split
-    write_result(score_mc_file(split, scores_path=scores), tmp_path / "mc.json", show=shown_nowhere)
+    assert run(["mc", "score", "--mc", str(split), "--scores", str(scores), "--json", str(tmp_path / "mc.json")]) == 0
     mc = json.loads((tmp_path / "mc.json").read_text()) | {"accuracy": 0.123456}
     evaluation = EvaluationResult({"C@1": 0.5, "MnR": 2.25}, {}, 4, Signature({"task": "t2v"})).to_json() | {"metrics": {"C@1": 0.8765, "MnR": 2.25}}
     curve = {"thresholds": [0.0, 1.0], "mean_relevant": {"BoW": [9.0, 1.4567]}, "signature": "tvrbench:0.1.0|analysis:proxy-curve"}
-    page = render_report(ReportContent(results={"run": {"models": {"m": evaluation}}}, analyses={"mc": mc, "curve": curve}))
-    assert cells_in_page(mc_score_tables(mc)[0], page) and '<td class="num">0.123</td>' in page
-    assert cells_in_page(evaluation_tables(evaluation)[0], page) and '<td class="num">0.8765</td>' in page
-    assert '<td class="num">1.457</td>' in page and "Fig. 4" in page
+    for name, payload in (("mc", mc), ("evaluation", {"models": {"m": evaluation}}), ("curve", curve)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(payload))
+    analyses = [arg for name in ("mc", "curve") for arg in ("--analysis", f"{name}={tmp_path / f'{name}.json'}")]
+    assert run(["report", "--out", str(tmp_path / "report.html"), "--results", f"run={tmp_path / 'evaluation.json'}", *analyses]) == 0
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert '<tr><td>all</td><td class="num">0.123</td><td class="num">0.167</td><td class="num">6</td></tr>' in page
+    assert cells_in_page(EvaluationResult.tables_of(evaluation)[0], page) and '<td class="num">0.8765</td>' in page
+    assert '<tr><td>1.00</td><td class="num">1.457</td></tr>' in page and "Fig. 4" in page
