@@ -202,12 +202,13 @@ def test_report_in_headless_chromium(report_page):
             page.on("request", lambda request: requests.append(request.url))
             page.goto(report_page.as_uri(), wait_until="load")
 
-            # The tables: results (A (B + C) cells), the analysis, the MC items with the contrast edit marked.
-            results = page.locator("table.results")
+            # The tables: results (as tvrbench evaluate prints them), the analysis, the MC items with the contrast edit marked.
+            results = page.locator("#results table.analysis")
             assert results.count() == 1
+            assert results.locator("caption").inner_text() == "strong: tvrbench evaluate"
             metrics = json.loads((report_page.parent / "strong.json").read_text())["metrics"]
             assert results.locator("tr").count() == 1 + len(metrics)  # header + one row per metric
-            assert results.locator("tr").nth(1).inner_text() == "C@1\t100.0 (92.0 + 8.0)"  # tvrbench fire compare's figures
+            assert results.locator("tr").nth(1).inner_text() == "C@1\t1.0000 (0.9196 +0.0804)"  # A (original delta)
             assert page.locator("#analyses table").count() >= 1
             assert page.locator("#plots img").count() >= 1
             assert page.locator("td.mc-contrast mark").first.inner_text() == "woman"

@@ -13,9 +13,9 @@ from tvrbench.evaluation.fire.tables import analysis_tables
 from tvrbench.results import Table
 
 # The keys a result's JSON always holds -> (module, its tables function), imported only when used: a page
-# of results alone does not load the engine's numba kernels.
+# of results loads no scorer, language model or ranking kernel.
 TABLES_BY_KEYS = (
-    ({"metrics", "signature", "n_queries"}, ("tvrbench.evaluation.engine", "evaluation_tables")),
+    ({"metrics", "signature", "n_queries"}, ("tvrbench.evaluation.tables", "evaluation_tables")),
     ({"accuracy", "ties", "n", "picks", "signature"}, ("tvrbench.evaluation.mc", "mc_score_tables")),
     ({"splits", "signature"}, ("tvrbench.evaluation.audit", "audit_tables")),
     ({"kind", "counts", "candidates_rejected", "audit", "signature"}, ("tvrbench.generators.runner", "contrast_run_tables")),
