@@ -8,7 +8,8 @@
 * :func:`triplets` — training triplets (video, caption with S >= T, caption with S < T) (§4.3).
 
 All of them read matrices in row blocks, so a memory-mapped ``.npy`` of any size works. The studies
-with figures return result objects (:mod:`tvrbench.results`): their JSON, signature and tables.
+with figures, run on files by :mod:`tvrbench.proxies.study_files`, return the result objects defined
+here (:mod:`tvrbench.results`: JSON, signature and tables).
 """
 
 from __future__ import annotations
