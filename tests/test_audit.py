@@ -144,7 +144,8 @@ def test_the_figures_travel_from_the_contrast_sidecar_to_the_card_and_report(tmp
     from tvrbench.report import ReportContent, render_report
 
     captions = read_captions(sample_path("captions.csv"))
-    records, sidecar = gender_contrasts(captions, tmp_path / "gender.jsonl")
+    records, run = gender_contrasts(captions, tmp_path / "gender.jsonl")
+    sidecar = run.to_json()
     audit = sidecar["audit"]
     assert audit["pairs"] == len(records) >= 10 and audit["hypothesis_only"]["accuracy"] is not None
     assert audit["lm_preference"] == sidecar["plausibility"]
@@ -162,7 +163,8 @@ def test_the_figures_travel_from_the_contrast_sidecar_to_the_card_and_report(tmp
 
     small = tmp_path / "small.csv"
     small.write_text("caption_id,text,video_id\n" + "".join(f"c{i},a man number {i} walks,v{i}\n" for i in range(4)))
-    _, sidecar = gender_contrasts(read_captions(small), tmp_path / "small.jsonl")
+    _, run = gender_contrasts(read_captions(small), tmp_path / "small.jsonl")
+    sidecar = run.to_json()
     assert sidecar["audit"]["pairs"] == 4 and sidecar["audit"]["hypothesis_only"] is None  # too few for 5 folds: left out, not failed
 
 

@@ -30,7 +30,8 @@ def msrvtt() -> Captions:
 def gender_run(tmp_path_factory):
     captions = msrvtt()
     out = tmp_path_factory.mktemp("gender") / "gender.jsonl"
-    records, sidecar = gender_contrasts(captions, out)
+    records, run = gender_contrasts(captions, out)
+    sidecar = run.to_json()
     return captions, out, records, sidecar
 
 
@@ -133,7 +134,8 @@ def test_person_id_swaps_within_movie_and_gender(tmp_path):
     characters = tmp_path / "characters.csv"
     characters.write_text(CHARACTERS)
     captions = Captions([r[0] for r in ID_ROWS], [r[1] for r in ID_ROWS], [r[2] for r in ID_ROWS])
-    records, sidecar = id_contrasts(captions, characters, tmp_path / "id.jsonl", PersonIdConfig(), ID_TRAIN)
+    records, run = id_contrasts(captions, characters, tmp_path / "id.jsonl", PersonIdConfig(), ID_TRAIN)
+    sidecar = run.to_json()
     by_id = {r.caption_id: r for r in records}
     assert set(by_id) == {"c1", "c2"}  # c3: no other woman in M2 besides the two present; c4: no name
     assert by_id["c1"].edit[0]["from"] == "Jenko" and by_id["c1"].edit[0]["to"] in {"Zach", "Eric"}

@@ -41,7 +41,8 @@ def offline_run(tmp_path_factory, nlp):
         pytest.skip(f"MSR-VTT sample not present: {MSRVTT}")
     captions = read_captions(MSRVTT).subset(range(40))
     out = tmp_path_factory.mktemp("verb") / "verb.jsonl"
-    records, sidecar = verb_contrasts(captions, out)
+    records, run = verb_contrasts(captions, out)
+    sidecar = run.to_json()
     return captions, records, sidecar
 
 
@@ -125,7 +126,8 @@ def test_verb_in_memory_equals_the_file(tmp_path):
         pytest.skip(f"MSR-VTT sample not present: {MSRVTT}")
     table = read_captions(MSRVTT)
     captions, train, config = table.subset(range(32)), table.subset(range(100, 700)), VerbConfig(chunk_size=12)
-    _, sidecar = verb_contrasts(captions, tmp_path / "verb.jsonl", config, train)
+    _, run = verb_contrasts(captions, tmp_path / "verb.jsonl", config, train)
+    sidecar = run.to_json()
     in_memory = VerbContrasts(config, train).contrasts(captions)
     assert in_memory and sidecar["counts"]["records"] == len(in_memory) and "frequency:train-captions" in sidecar["signature"]
     assert [r.to_json() for r in in_memory] == [json.loads(line) for line in (tmp_path / "verb.jsonl").read_text().splitlines()]
@@ -346,7 +348,8 @@ def test_t5_and_causal_lm_path_end_to_end(tiny_models, tmp_path, capsys):
     assert 0 < len(beams) <= 8  # the beams that ended at <extra_id_1> or EOS, parsed
 
     out = tmp_path / "verb.jsonl"
-    records, sidecar = verb_contrasts(captions, out, config, read_captions(train))
+    records, run = verb_contrasts(captions, out, config, read_captions(train))
+    sidecar = run.to_json()
     signature = sidecar["signature"]
     assert f"generator:t5={tuned}:" in signature and f"lm:causal={folder / 'gpt2'}:" in signature and "frequency:train-captions" in signature
     rejected = sidecar["candidates_rejected"]

@@ -202,12 +202,13 @@ def test_report_in_headless_chromium(report_page):
             page.on("request", lambda request: requests.append(request.url))
             page.goto(report_page.as_uri(), wait_until="load")
 
-            # The tables: results (A (B + C) cells), the analysis, the MC items with the contrast edit marked.
-            results = page.locator("table.results")
+            # The tables: results (as tvrbench evaluate prints them), the analysis, the MC items with the contrast edit marked.
+            results = page.locator("#results table.analysis")
             assert results.count() == 1
+            assert results.locator("caption").inner_text() == "strong: tvrbench evaluate"
             metrics = json.loads((report_page.parent / "strong.json").read_text())["metrics"]
             assert results.locator("tr").count() == 1 + len(metrics)  # header + one row per metric
-            assert results.locator("tr").nth(1).inner_text() == "C@1\t100.0 (92.0 + 8.0)"  # tvrbench fire compare's figures
+            assert results.locator("tr").nth(1).inner_text() == "C@1\t1.0000 (0.9196 +0.0804)"  # A (original delta)
             assert page.locator("#analyses table").count() >= 1
             assert page.locator("#plots img").count() >= 1
             assert page.locator("td.mc-contrast mark").first.inner_text() == "woman"
@@ -342,10 +343,11 @@ def test_a_blind_score_says_which_of_its_two_figures_it_is_and_its_signature_sit
 
     signature = "tvrbench:0.1.0|numpy:2.4.6|mc:abc|scores:scorer=blind"
     for reference, note in BLIND_NOTES.items():
-        page = analysis_section("mc_blind", {"accuracy": 0.4, "n": 23, "blind_reference": {reference: 23}, "signature": signature})
+        score = {"accuracy": 0.4, "ties": 0.0, "n": 23, "picks": [0] * 23, "blind_reference": {reference: 23}, "signature": signature}
+        page = analysis_section("mc_blind", score)
         assert note in page and (("caption oracle" in note) == (reference == "other captions of the video"))
         table, _, below = page.partition("</table>")
-        assert "0.4000" in table and signature not in table and signature in below
+        assert "0.400" in table and signature not in table and signature in below
     assert "caption oracle" not in analysis_section("mc_scores", {"accuracy": 0.4, "n": 23})
 
 

@@ -12,7 +12,8 @@ A result is a frozen dataclass that has
 - optionally ``figures()``: the paper's figures as ``(file stem, matplotlib figure)`` pairs.
 
 So a number computed in a notebook and the one the command line wrote carry the same signature. The
-tables are views of the JSON (:class:`TablesOfJson`), so a report rebuilds them from the written file.
+tables are views of the JSON (:class:`TablesOfJson`), so a report rebuilds them from the written file
+(:mod:`tvrbench.report.tables` finds which result wrote it).
 """
 
 from __future__ import annotations

@@ -25,13 +25,13 @@ OUT_HELP = "Output JSONL, one record per contrast; signature and counts go to OU
 DEVICE_HELP = "Where T5, a causal LM and the sentence model run: auto (the GPU when torch sees one, bf16/fp16 where safe), cpu or cuda."
 
 
-def _report(out: Path, sidecar: dict) -> None:
-    from tvrbench.generators.lm import Preference
-
-    counts = ", ".join(f"{key} {value}" for key, value in sidecar["counts"].items())
+def _report(out: Path, run) -> None:
+    """What the run wrote (the records and their sidecar, the run's JSON, written together), how a
+    language model reads its contrasts, and its signature."""
+    counts = ", ".join(f"{key} {value}" for key, value in run.counts.items())
     typer.echo(f"wrote {out} and {out}.json: {counts}", err=True)
-    typer.echo(str(Preference.from_json(sidecar["plausibility"])), err=True)
-    typer.echo(sidecar["signature"])
+    typer.echo(str(run.plausibility), err=True)
+    typer.echo(str(run.signature))
 
 
 @contrast.command()
@@ -52,8 +52,8 @@ def gender(
 
     settings = load_config(config, GenderConfig, seed=seed)
     with dask_client(workers, scheduler) as client:
-        _, sidecar = gender_contrasts(reading.read(captions), out, settings, client)
-    _report(out, sidecar)
+        _, run = gender_contrasts(reading.read(captions), out, settings, client)
+    _report(out, run)
 
 
 @contrast.command("id")
@@ -77,8 +77,8 @@ def person_id(
     settings = load_config(config, PersonIdConfig, seed=seed)
     train = reading.read(train_captions, filter_videos=False) if train_captions else None
     with dask_client(workers, scheduler) as client:
-        _, sidecar = id_contrasts(reading.read(captions), characters, out, settings, train, client)
-    _report(out, sidecar)
+        _, run = id_contrasts(reading.read(captions), characters, out, settings, train, client)
+    _report(out, run)
 
 
 @contrast.command()
@@ -121,8 +121,8 @@ def verb(
     )  # fmt: skip
     train = reading.read(train_captions, filter_videos=False) if train_captions else None
     with dask_client(workers, scheduler) as client:
-        _, sidecar = verb_contrasts(reading.read(captions), out, settings, train, client)
-    _report(out, sidecar)
+        _, run = verb_contrasts(reading.read(captions), out, settings, train, client)
+    _report(out, run)
 
 
 @contrast.command("finetune-t5")

@@ -80,11 +80,12 @@ def score(
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/mc.yaml)."),
 ):
     """Accuracy (positive strictly highest) and tie rate, overall and on the paper's subsets."""
+    from tvrbench.cli.outputs import write_result
     from tvrbench.evaluation.mc import score_mc_file
 
     table = reading.read(captions) if captions else None
-    result = score_mc_file(mc_path, json_out, scores, scorer, table, contrast, _settings(config, None), lm)
-    typer.echo(json.dumps({k: result[k] for k in ("accuracy", "ties", "n")}))
+    result = score_mc_file(mc_path, scores, scorer, table, contrast, _settings(config, None), lm)
+    write_result(result, json_out, show=lambda shown: typer.echo(json.dumps(shown.headline)))
 
 
 @mc.command()

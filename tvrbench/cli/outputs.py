@@ -112,9 +112,11 @@ def written(*paths) -> None:
     typer.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
 
 
-def write_result(result: Result, json_out: Path | None, plots: Path | None = None, plot_settings=None) -> None:
-    """Print a result's table, write its JSON (``--json``) and its figures (``--plots``)."""
-    print_result(result)
+def write_result(
+    result: Result, json_out: Path | None, plots: Path | None = None, plot_settings=None, show: Callable[[Result], None] = print_result
+) -> None:
+    """Show a result (its tables, unless the command prints less), write its JSON (``--json``) and its figures (``--plots``)."""
+    show(result)
     if json_out:
         from tvrbench.io.atomic import write_json
 

@@ -28,12 +28,11 @@ def _similarity(value: float) -> float:
     return value
 
 
-def _emit(payload: dict, json_out: Optional[Path]) -> None:
-    from tvrbench.io.atomic import write_json
+def _emit(result, json_out: Optional[Path]) -> None:
+    """Print the study's JSON (what scripts read from these commands) and write it to ``--json``."""
+    from tvrbench.cli.outputs import write_result
 
-    if json_out is not None:
-        write_json(json_out, payload)
-    typer.echo(json.dumps(payload, indent=2))
+    write_result(result, json_out, show=lambda shown: typer.echo(json.dumps(shown.to_json(), indent=2)))
 
 
 @study.command("curve")
@@ -48,10 +47,10 @@ def study_curve(
     from tvrbench.proxies.studies import plot_curve
     from tvrbench.proxies.study_files import curve_study
 
-    thresholds, curves = curve_study(named_paths(matrix, "--matrix"), steps)
+    result = curve_study(named_paths(matrix, "--matrix"), steps)
     if plot is not None:
-        plot_curve(curves, thresholds, plot)
-    _emit({"thresholds": thresholds.round(6).tolist(), "mean_relevant": {k: v.tolist() for k, v in curves.items()}}, json_out)
+        plot_curve(result.curves, result.thresholds, plot)
+    _emit(result, json_out)
 
 
 @study.command("gmr")
@@ -67,11 +66,11 @@ def study_gmr(
     from tvrbench.proxies.studies import plot_gmr
     from tvrbench.proxies.study_files import gmr_study
 
-    bounds = gmr_study(named_paths(scores, "--scores"), relevance, threshold)
+    result = gmr_study(named_paths(scores, "--scores"), relevance, threshold)
     if plot is not None:
         for direction in ("t2v", "v2t"):
-            plot_gmr(bounds, direction, plot.with_name(f"{plot.stem}_{direction}{plot.suffix}"))
-    _emit({"threshold": threshold, "gmr": bounds}, json_out)
+            plot_gmr(result.bounds, direction, plot.with_name(f"{plot.stem}_{direction}{plot.suffix}"))
+    _emit(result, json_out)
 
 
 @study.command("correlation")
@@ -85,11 +84,10 @@ def study_correlation(
     from tvrbench.proxies.studies import plot_correlation
     from tvrbench.proxies.study_files import correlation_study
 
-    matrices = named_paths(matrix, "--matrix")
-    values = correlation_study(matrices)
+    result = correlation_study(named_paths(matrix, "--matrix"))
     if plot is not None:
-        plot_correlation(list(matrices), values, plot)
-    _emit({"names": list(matrices), "pearson": values.round(6).tolist()}, json_out)
+        plot_correlation(result.names, result.pearson, plot)
+    _emit(result, json_out)
 
 
 @study.command("human-kit")
@@ -123,16 +121,9 @@ def study_human_score(
     json_out: Optional[Path] = typer.Option(None, "--json"),
 ):
     """Supp. A: % consistently ordered pairs and the proxy's agreement with them."""
-    from tvrbench.proxies.studies import human_agreement
-    from tvrbench.proxies.tables import read_csv
+    from tvrbench.proxies.study_files import human_score_study
 
-    _emit(
-        human_agreement(
-            read_csv(kit, ("video_id", "caption_id", "proxy_score"), {"proxy_score": float}),
-            read_csv(rankings, ("annotator", "video_id", "caption_id", "rank"), {"rank": int}),
-        ),
-        json_out,
-    )
+    _emit(human_score_study(kit, rankings), json_out)
 
 
 @study.command("triplets")

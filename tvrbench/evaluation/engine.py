@@ -22,26 +22,16 @@ from tvrbench.evaluation.embeddings import EmbeddingScores
 from tvrbench.evaluation.labels import Judgments
 from tvrbench.evaluation.metrics import DEFAULT_METRICS, NDCG, AveragePrecision, Composite, MeanNDCG, Metric, RankedQueries, parse_metric
 from tvrbench.evaluation.ranking import target_ranks
+from tvrbench.evaluation.tables import evaluation_tables
 from tvrbench.io.shards import ScoreShards
-from tvrbench.results import Table, TablesOfJson
+from tvrbench.results import TablesOfJson
 from tvrbench.signature import Signature
 
 FUSION_POLICIES = ("judged", "relevant", "none")
 _RELEVANCE_BLOCK_CELLS = 1 << 24  # cells of a dense relevance matrix fused and ranked at a time
 
 
-def evaluation_tables(payload: dict) -> list[Table]:
-    """The table of an evaluation's JSON: a value per metric, or ``A (B C)`` when extra labels were
-    used (with all labels, with the original pairs only, and the difference)."""
-    metrics, original = payload["metrics"], payload.get("original")
-    if original is None:
-        return [Table("tvrbench evaluate", ["metric", "value"], [[name, f"{value:.4f}"] for name, value in metrics.items()])]
-    delta = payload["delta"]
-    rows = [[name, f"{value:.4f} ({original[name]:.4f} {delta[name]:+.4f})"] for name, value in metrics.items()]
-    return [Table("tvrbench evaluate", ["metric", "all labels (original + delta)"], rows)]
-
-
-@dataclass
+@dataclass(frozen=True)
 class EvaluationResult(TablesOfJson):
     """One model's metrics keyed by metric name (``C@1``, ``AP(variant=fire)``), their per-query values
     (composites such as GMR have none), and, with extra labels, the result on the original pairs only."""

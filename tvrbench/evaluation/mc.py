@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,8 @@ from tvrbench.generators.config import MCConfig
 from tvrbench.generators.records import ContrastRecord, read_contrast_records
 from tvrbench.io.captions import Captions
 from tvrbench.io.mc import N_OPTIONS, MCInstance
+from tvrbench.results import Table, TablesOfJson, count_or_share
+from tvrbench.signature import Signature
 
 SCORERS = ("blind", "lm")  # the built-in text-only scorers
 
@@ -150,26 +153,54 @@ def _match_records(instances, contrast_options, records) -> list[ContrastRecord 
     return [by_key.get((inst.clip, inst.positive, inst.endings[o])) if o is not None else None for inst, o in zip(instances, contrast_options)]
 
 
+def mc_score_tables(payload: dict) -> list[Table]:
+    """Accuracy, tie rate and instances overall, then on each subset the inputs allowed."""
+    rows = [["all", *_score_cells(payload)]] + [[name, *_score_cells(scores)] for name, scores in payload.get("subsets", {}).items()]
+    return [Table("Multiple choice: positive strictly highest", ["instances", "accuracy", "ties", "n"], rows)]
+
+
+def _score_cells(scores: dict) -> list[str]:
+    return [count_or_share(scores["accuracy"]), count_or_share(scores["ties"]), count_or_share(scores["n"])]
+
+
+@dataclass(frozen=True)
+class MCScore(TablesOfJson):
+    """One scoring of an MC split: :func:`score_mc`'s figures (accuracy, ties, n, picks, subsets),
+    the blind scorer's references when it ran, and the signature of split, scores and settings."""
+
+    figures: dict
+    signature: Signature
+    blind_reference: dict[str, int] | None = None
+    tables_of = staticmethod(mc_score_tables)
+
+    @property
+    def headline(self) -> dict:
+        """Accuracy, tie rate and instances: what ``mc score`` prints."""
+        return {key: self.figures[key] for key in ("accuracy", "ties", "n")}
+
+    def to_json(self) -> dict:
+        reference = {} if self.blind_reference is None else {"blind_reference": self.blind_reference}
+        return {**self.figures, **reference, "signature": str(self.signature)}
+
+
 def score_mc_file(
     mc_path: str | Path,
-    out_json: str | Path,
     scores_path: str | Path | None = None,
     scorer: str | None = None,
     captions: Captions | None = None,
     contrast_path: str | Path | None = None,
     config: MCConfig = MCConfig(),
     lm: str | None = None,
-) -> dict:
-    """Accuracy, tie rate and subsets of a model's scores (or of a built-in text-only scorer); writes ``out_json``.
+) -> MCScore:
+    """Accuracy, tie rate and subsets of a model's scores (or of a built-in text-only scorer).
 
     ``lm``: the ``lm`` scorer's language model (default ``ngram``). The sentence model loads only
     for the blind scorer and for similarity subsets whose contrasts' records (``contrast_path``) do
     not carry their sentence cosine.
     """
-    from tvrbench.io.atomic import write_json
     from tvrbench.io.mc import read_mc
     from tvrbench.resources import sentence_model
-    from tvrbench.signature import Signature, file_digest
+    from tvrbench.signature import file_digest
 
     if (scores_path is None) == (scorer is None):
         raise InputError(None, f"give exactly one of --scores S.npy and --scorer {'|'.join(SCORERS)}")
@@ -182,7 +213,7 @@ def score_mc_file(
     contrast_options = _contrast_options(saved_facts)
     records = read_contrast_records(contrast_path) if contrast_path is not None else None  # bad input fails before any model loads
     load_model = functools.cache(lambda: sentence_model(config.blind_model))  # only when used: it is the slowest thing here
-    extra, fields = {}, {}
+    blind_reference, fields = None, {}
     if scores_path is not None:
         from tvrbench.io.scores import read_scores
 
@@ -191,22 +222,19 @@ def score_mc_file(
             raise InputError(scores_path, f"has shape {scores.shape}; {mc_path} needs ({len(instances)}, {N_OPTIONS}): one score per option")
     elif scorer == "blind":
         scores, used = blind_scores(instances, load_model(), captions)
-        extra["blind_reference"] = dict(used)
+        blind_reference = dict(used)
     else:
         from tvrbench.generators.lm import NGRAM, load_language_model
 
         language_model = load_language_model(lm or NGRAM)
         scores = lm_scores(instances, language_model)
         fields["lm"] = language_model.name
-    result = score_mc(instances, scores, contrast_options, records, load_model if contrast_options else None, config.similar_fraction, saved_facts)
+    figures = score_mc(instances, scores, contrast_options, records, load_model if contrast_options else None, config.similar_fraction, saved_facts)
     signature = Signature({
         "mc": file_digest(mc_path), "scores": file_digest(scores_path) if scores_path else f"scorer={scorer}", **fields,
         "ties": "strict", "similarity": config.blind_model,
     }, ("numpy", "sentence-transformers"))  # fmt: skip
-    result.update(extra)
-    result["signature"] = str(signature)
-    write_json(out_json, result)
-    return result
+    return MCScore(figures, signature, blind_reference)
 
 
 def _saved_instances(mc_path: str | Path, n: int) -> list[dict]:

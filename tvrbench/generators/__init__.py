@@ -37,14 +37,14 @@ __all__ = [
 
 
 def gender_contrasts(captions: Captions, out: str | Path, config: GenderConfig = GenderConfig(), client=None):
-    """One gender contrast per caption with a gendered noun of the table; returns (records, sidecar).
+    """One gender contrast per caption with a gendered noun of the table; returns (records, ContrastRun).
     ``client``: a Dask client to run the chunks on (:func:`tvrbench.distributed.dask_client`)."""
     return run_contrasts(GenderContrasts(config), captions, out, client)
 
 
 def verb_contrasts(captions: Captions, out: str | Path, config: VerbConfig = VerbConfig(), train_captions: Captions | None = None, client=None):
     """Verb-phrase contrasts (an offline pool, or T5), ranked by a language model, through Park et al.'s
-    four filters; (records, sidecar). ``client``: a Dask client to run the chunks on."""
+    four filters; (records, ContrastRun). ``client``: a Dask client to run the chunks on."""
     check_texts(captions)  # before the training captions are parsed
     return run_contrasts(VerbContrasts(config, train_captions), captions, out, client)
 

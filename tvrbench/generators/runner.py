@@ -11,14 +11,54 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tvrbench.errors import InputError
 from tvrbench.generators.core import ContrastGenerator, Job, check_texts
+from tvrbench.generators.lm import Preference
 from tvrbench.generators.records import ContrastRecord, ResumableJsonl
 from tvrbench.io.captions import Captions
 from tvrbench.progress import track
+from tvrbench.results import Table, TablesOfJson
+from tvrbench.signature import Signature
+
+if TYPE_CHECKING:
+    from tvrbench.evaluation.audit import PairAudit
+
+
+def contrast_run_tables(payload: dict) -> list[Table]:
+    """What became of the captions, then how a language model and text alone read the contrasts."""
+    from tvrbench.evaluation.audit import summary_cells  # not at the top: that module imports this package
+
+    rows = [[name, f"{count:,}"] for name, count in payload["counts"].items()]
+    rows += [[f"candidates rejected: {name}", f"{count:,}"] for name, count in payload["candidates_rejected"].items()]
+    rows += [[name, cell] for name, cell in summary_cells(payload["audit"]).items()]
+    return [Table(f"{payload['kind']} contrast set", ["figure", "value"], rows)]
+
+
+@dataclass(frozen=True)
+class ContrastRun(TablesOfJson):
+    """One contrast run over a captions file: what it did with each caption and how its contrasts read.
+    Its JSON is the sidecar written beside the records (``OUT.json``)."""
+
+    signature: Signature
+    kind: str
+    captions: str | None
+    counts: dict[str, int]
+    candidates_rejected: dict[str, int]
+    plausibility: Preference
+    audit: PairAudit
+    settings: dict
+    tables_of = staticmethod(contrast_run_tables)
+
+    def to_json(self) -> dict:
+        return {
+            "signature": str(self.signature), "kind": self.kind, "captions": self.captions, "counts": self.counts,
+            "candidates_rejected": self.candidates_rejected, "plausibility": self.plausibility.to_json(),
+            "audit": self.audit.to_json(), "settings": self.settings,
+        }  # fmt: skip
 
 
 def entry_of(item, outcome) -> dict:
@@ -32,9 +72,10 @@ def chunk_entries(job: Job, items: Sequence) -> list[dict]:
     return [entry_of(item, outcome) for item, outcome in zip(items, job.run(items))]
 
 
-def run_contrasts(generator: ContrastGenerator, captions: Captions, out: str | Path, client=None) -> tuple[list[ContrastRecord], dict]:
+def run_contrasts(generator: ContrastGenerator, captions: Captions, out: str | Path, client=None) -> tuple[list[ContrastRecord], ContrastRun]:
     """``generator``'s contrasts of every caption written to ``out``, resuming a partial run with the
-    same signature; returns records and sidecar. With a Dask ``client``, each chunk is a task on the
+    same signature; returns the records and the run (its JSON is the sidecar: the records and their
+    sidecar are written together, so a kill never leaves one without the other). With a Dask ``client``, each chunk is a task on the
     cluster (its captions sent unparsed: the worker parses them).
 
     Chunks have fixed boundaries (:meth:`~tvrbench.generators.core.ContrastGenerator.chunks`) and a
@@ -80,15 +121,9 @@ def run_contrasts(generator: ContrastGenerator, captions: Captions, out: str | P
             rejected.update(entry.get("rejected") or {})
         done = [entry["record"] for entry in entries if entry["record"]]
         audit = audit_pairs([r["original"] for r in done], [r["contrast"] for r in done], generator.lm, generator.config.seed)
-        sidecar = {
-            "signature": str(signature),
-            "kind": kind,
-            "captions": captions.source,
-            "counts": {"captions": len(captions), "records": len(captions) - sum(reasons.values()), **dict(sorted(reasons.items()))},
-            "candidates_rejected": dict(sorted(rejected.items())),
-            "plausibility": audit.lm_preference.to_json(),
-            "audit": audit.to_json(),
-            "settings": generator.config.model_dump(),
-        }
-        records = writer.finish(captions.caption_ids, sidecar)
-    return records, sidecar
+        counts = {"captions": len(captions), "records": len(captions) - sum(reasons.values()), **dict(sorted(reasons.items()))}
+        run = ContrastRun(
+            signature, kind, captions.source, counts, dict(sorted(rejected.items())), audit.lm_preference, audit, generator.config.model_dump()
+        )
+        records = writer.finish(captions.caption_ids, run.to_json())
+    return records, run

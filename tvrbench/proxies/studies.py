@@ -7,13 +7,16 @@
 * :func:`human_kit` / :func:`human_agreement` — the human-agreement study (supp. A);
 * :func:`triplets` — training triplets (video, caption with S >= T, caption with S < T) (§4.3).
 
-All of them read matrices in row blocks, so a memory-mapped ``.npy`` of any size works.
+All of them read matrices in row blocks, so a memory-mapped ``.npy`` of any size works. The studies
+with figures, run on files by :mod:`tvrbench.proxies.study_files`, return the result objects defined
+here (:mod:`tvrbench.results`: JSON, signature and tables).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +24,8 @@ import scipy.sparse as sp
 
 from tvrbench.errors import InputError
 from tvrbench.io.figures import pyplot, save_figure
+from tvrbench.results import Table, TablesOfJson, count_or_share
+from tvrbench.signature import Signature
 
 BLOCK_CELLS = 1 << 23  # cells of a matrix read at once
 HUMAN_SLOTS = ("most", "q1", "median", "q3", "least")  # rank positions 0, 25%, 50%, 75%, 100% (most relevant first)
@@ -187,6 +192,96 @@ def human_agreement(kit: Sequence[dict], rankings: Sequence[dict]) -> dict[str, 
         "percent_consistent": 100.0 * consistent / pairs if pairs else float("nan"),
         "human_to_proxy_agreement": 100.0 * agree / consistent if consistent else float("nan"),
     }
+
+
+def curve_tables(payload: dict) -> list[Table]:
+    """One row per threshold, one column per proxy."""
+    curves = payload["mean_relevant"]
+    rows = [
+        [f"{threshold:.2f}", *(count_or_share(float(curve[i])) for curve in curves.values())] for i, threshold in enumerate(payload["thresholds"])
+    ]
+    return [Table("Fig. 4: mean captions per video with S >= T", ["T", *curves], rows)]
+
+
+def gmr_tables(payload: dict) -> list[Table]:
+    """One row per model and direction: GMR as reported and its bounds (percent)."""
+    rows = [
+        [model, direction, *(f"{bounds[key]:.1f}" for key in ("reported", "lower", "upper")), f"{bounds['queries_with_other_equivalents']:.3f}"]
+        for model, directions in payload["gmr"].items()
+        for direction, bounds in directions.items()
+    ]
+    columns = ["model", "direction", "reported", "lower bound", "upper bound", "queries with other equivalents"]
+    return [Table(f"Fig. 5: GMR when captions with S > {payload['threshold']} count as equivalent", columns, rows)]
+
+
+def correlation_tables(payload: dict) -> list[Table]:
+    """Every two proxies' mean per-video Pearson correlation."""
+    names = payload["names"]
+    rows = [[name, *(count_or_share(float(value)) for value in values)] for name, values in zip(names, payload["pearson"])]
+    return [Table("Supp. B: mean per-video Pearson correlation", ["proxy", *names], rows)]
+
+
+def agreement_tables(payload: dict) -> list[Table]:
+    """Pairs ranked, consistently ordered pairs, and the proxy's agreement with them (percent)."""
+    rows = [
+        ["caption pairs ranked", count_or_share(payload["pairs"])],
+        ["consistently ordered", count_or_share(payload["consistent_pairs"])],
+        ["consistent (%)", f"{payload['percent_consistent']:.1f}"],
+        ["proxy agrees with the annotators (%)", f"{payload['human_to_proxy_agreement']:.1f}"],
+    ]
+    return [Table("Supp. A: human agreement", ["figure", "value"], rows)]
+
+
+@dataclass(frozen=True)
+class CurveStudy(TablesOfJson):
+    """Fig. 4: each proxy's mean count of captions with S >= T per video at each threshold."""
+
+    thresholds: np.ndarray
+    curves: dict[str, np.ndarray]
+    signature: Signature
+    tables_of = staticmethod(curve_tables)
+
+    def to_json(self) -> dict:
+        curves = {name: counts.tolist() for name, counts in self.curves.items()}
+        return {"thresholds": self.thresholds.round(6).tolist(), "mean_relevant": curves, "signature": str(self.signature)}
+
+
+@dataclass(frozen=True)
+class GmrStudy(TablesOfJson):
+    """Fig. 5: each model's GMR bounds (:func:`gmr_bounds`) at one threshold."""
+
+    threshold: float
+    bounds: dict[str, dict[str, dict[str, float]]]
+    signature: Signature
+    tables_of = staticmethod(gmr_tables)
+
+    def to_json(self) -> dict:
+        return {"threshold": self.threshold, "gmr": self.bounds, "signature": str(self.signature)}
+
+
+@dataclass(frozen=True)
+class CorrelationStudy(TablesOfJson):
+    """Supp. B: every two proxies' mean per-video Pearson correlation (1 on the diagonal)."""
+
+    names: list[str]
+    pearson: np.ndarray
+    signature: Signature
+    tables_of = staticmethod(correlation_tables)
+
+    def to_json(self) -> dict:
+        return {"names": self.names, "pearson": self.pearson.round(6).tolist(), "signature": str(self.signature)}
+
+
+@dataclass(frozen=True)
+class HumanAgreement(TablesOfJson):
+    """Supp. A: the figures of :func:`human_agreement` on a kit and its annotators' rankings."""
+
+    figures: dict[str, float]
+    signature: Signature
+    tables_of = staticmethod(agreement_tables)
+
+    def to_json(self) -> dict:
+        return {**self.figures, "signature": str(self.signature)}
 
 
 def triplets(matrix: np.ndarray, threshold: float, per_video: int = 10, seed: int = 0) -> Iterator[tuple[int, int, int]]:

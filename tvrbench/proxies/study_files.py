@@ -14,17 +14,26 @@ from tvrbench.errors import InputError
 from tvrbench.io.captions import Captions
 from tvrbench.io.files import string_list
 from tvrbench.proxies.matrix import read_proxy
+from tvrbench.proxies.studies import CorrelationStudy, CurveStudy, GmrStudy, HumanAgreement, human_agreement
+from tvrbench.results import analysis_signature
+from tvrbench.signature import Signature
 
 
-def curve_study(matrices: dict[str, Path], steps: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def _signature(study: str, files: dict[str, Path], fields: dict) -> Signature:
+    """``analysis:proxy-STUDY``, each input file's digest, then the settings."""
+    return analysis_signature(f"proxy-{study}", files, list(files), fields)
+
+
+def curve_study(matrices: dict[str, Path], steps: int) -> CurveStudy:
     """Fig. 4: ``steps`` thresholds evenly spaced in [0, 1] and each proxy's mean count of captions with S >= T."""
     from tvrbench.proxies.studies import relevant_count_curve
 
     thresholds = np.linspace(0.0, 1.0, steps)
-    return thresholds, {name: relevant_count_curve(read_proxy(path)[0], thresholds) for name, path in matrices.items()}
+    curves = {name: relevant_count_curve(read_proxy(path)[0], thresholds) for name, path in matrices.items()}
+    return CurveStudy(thresholds, curves, _signature("curve", {f"matrix_{name}": path for name, path in matrices.items()}, {"steps": steps}))
 
 
-def gmr_study(scores: dict[str, Path], relevance: Path, threshold: float) -> dict[str, dict]:
+def gmr_study(scores: dict[str, Path], relevance: Path, threshold: float) -> GmrStudy:
     """Fig. 5: each model's GMR bounds on a video-level proxy (its rows and columns name the scores' columns and rows)."""
     from tvrbench.io.inputs import read_score_matrix
     from tvrbench.proxies.studies import gmr_bounds
@@ -33,10 +42,12 @@ def gmr_study(scores: dict[str, Path], relevance: Path, threshold: float) -> dic
     if sidecar.get("rows") != "videos":
         raise InputError(relevance, "needs a video-level matrix (tvrbench proxies --level video)")
     caption_video = _caption_video(sidecar, {video: i for i, video in enumerate(sidecar["row_ids"])}, relevance)
-    return {
+    bounds = {
         name: gmr_bounds(read_score_matrix(path, sidecar["col_ids"], sidecar["row_ids"], name).values, matrix, caption_video, threshold)
         for name, path in scores.items()
     }
+    files = {"relevance": relevance, **{f"scores_{name}": path for name, path in scores.items()}}
+    return GmrStudy(threshold, bounds, _signature("gmr", files, {"threshold": threshold}))
 
 
 def _caption_video(sidecar: dict, row_index: dict[str, int], source: Path) -> np.ndarray:
@@ -49,7 +60,7 @@ def _caption_video(sidecar: dict, row_index: dict[str, int], source: Path) -> np
     return np.asarray([row_index[v] for v in owners], dtype=np.int64)
 
 
-def correlation_study(matrices: dict[str, Path]) -> np.ndarray:
+def correlation_study(matrices: dict[str, Path]) -> CorrelationStudy:
     """Supp. B: the mean per-video Pearson correlation of every two proxies (in the order given), 1 on the diagonal."""
     from tvrbench.proxies.studies import proxy_correlation
 
@@ -58,7 +69,18 @@ def correlation_study(matrices: dict[str, Path]) -> np.ndarray:
     for i in range(len(loaded)):
         for j in range(i + 1, len(loaded)):
             values[i, j] = values[j, i] = proxy_correlation(loaded[i], loaded[j])
-    return values
+    return CorrelationStudy(list(matrices), values, _signature("correlation", {f"matrix_{name}": path for name, path in matrices.items()}, {}))
+
+
+def human_score_study(kit: Path, rankings: Path) -> HumanAgreement:
+    """Supp. A: the annotators' agreement on a kit from :func:`human_kit_study` and the proxy's with them."""
+    from tvrbench.proxies.tables import read_csv
+
+    figures = human_agreement(
+        read_csv(kit, ("video_id", "caption_id", "proxy_score"), {"proxy_score": float}),
+        read_csv(rankings, ("annotator", "video_id", "caption_id", "rank"), {"rank": int}),
+    )
+    return HumanAgreement(figures, _signature("human-score", {"kit": kit, "rankings": rankings}, {}))
 
 
 def human_kit_study(matrix_path: Path, captions: Captions, captions_path: Path, videos: int, seed: int) -> list[dict]:

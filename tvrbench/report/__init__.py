@@ -1,5 +1,5 @@
-"""``report.html``: results, analyses (FIRE ones as the paper's tables), plots, the per-query viewer and
-MC items in one offline page.
+"""``report.html``: results and analyses (each result as the tables the command line printed, rebuilt
+from its JSON: :mod:`tvrbench.report.tables`), plots, the per-query viewer and MC items in one offline page.
 
 >>> from tvrbench.report import ReportContent, viewer_payload, write_report
 >>> write_report("report.html", ReportContent(results={"run": json.load(open("results.json"))},

@@ -13,11 +13,10 @@ import difflib
 import html
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
-from tvrbench.evaluation.fire.compare import format_cell
 from tvrbench.generators.mc import infer_contrast_option
 from tvrbench.io.atomic import atomic_write
 from tvrbench.io.mc import MCInstance
@@ -77,25 +76,19 @@ def results_models(results: dict, name: str = "model") -> dict[str, dict]:
 
 
 def results_section(name: str, results: dict) -> str:
-    """Metrics × models, each cell ``A (B + C)`` (with all labels, original only, delta) when extra labels were used."""
+    """Each model's evaluation as ``tvrbench evaluate`` prints it (its tables, rebuilt from its JSON)."""
+    from tvrbench.report.tables import result_tables
+
     models = results_models(results, name)
-    metrics = list(dict.fromkeys(metric for result in models.values() for metric in result["metrics"]))
-    rows = []
-    for metric in metrics:
-        row = [metric]
-        for result in models.values():
-            value = result["metrics"].get(metric)
-            original = (result.get("original") or {}).get(metric)
-            row.append("" if value is None else format_cell(metric, value, original))
-        rows.append(row)
+    shown = []
+    for model, result in models.items():
+        tables = result_tables(result)
+        if tables is None:  # an edited file: its JSON as it is
+            shown.append(f"<h4>{_e(model)}</h4>{json_block(result)}")
+        else:
+            shown += [paper_table(replace(table, title=f"{model}: {table.title}")) for table in tables]
     signatures = "".join(f'<p class="signature">{_e(model)}: {_e(result.get("signature", ""))}</p>' for model, result in models.items())
-    any_original = any(result.get("original") for result in models.values())
-    note = "Each cell: with all labels (original only + change); bounded metrics in percent." if any_original else "Bounded metrics in percent."
-    return (
-        f'<h3>{_e(name)}</h3><p class="note">{note}</p>'
-        + _table(["metric", *models], rows, numeric_from=99, css="results")
-        + f"<details><summary>signatures</summary>{signatures}</details>"
-    )
+    return f"<h3>{_e(name)}</h3>{''.join(shown)}<details><summary>signatures</summary>{signatures}</details>"
 
 
 def _scalar(value) -> bool:
@@ -146,16 +139,18 @@ BLIND_NOTES = {
 
 
 def analysis_section(name: str, value) -> str:
-    """A FIRE analysis as the paper's tables (named columns, the CLI's cells); any other JSON as :func:`json_block`."""
-    from tvrbench.evaluation.fire.tables import analysis_tables, signatures_in
+    """A result's JSON as its tables (those the command line printed: named columns, the CLI's cells); any
+    other JSON as :func:`json_block`."""
+    from tvrbench.evaluation.fire.tables import signatures_in
+    from tvrbench.report.tables import result_tables
 
-    tables = analysis_tables(value)
+    references = value.get("blind_reference") or {} if isinstance(value, dict) else {}
+    notes = "".join(f'<p class="note">{BLIND_NOTES[reference]}</p>' for reference in references if reference in BLIND_NOTES)
+    tables = result_tables(value)
     if tables is None:
-        references = value.get("blind_reference") or {} if isinstance(value, dict) else {}
-        notes = "".join(f'<p class="note">{BLIND_NOTES[reference]}</p>' for reference in references if reference in BLIND_NOTES)
         return f"<h3>{_e(name)}</h3>{notes}{json_block(value)}"
     signatures = "".join(f'<p class="signature">{_e(text)}</p>' for text in signatures_in(value))
-    return f"<h3>{_e(name)}</h3>{''.join(map(paper_table, tables))}<details><summary>signature</summary>{signatures}</details>"
+    return f"<h3>{_e(name)}</h3>{notes}{''.join(map(paper_table, tables))}<details><summary>signature</summary>{signatures}</details>"
 
 
 def paper_table(table) -> str:

@@ -1,0 +1,41 @@
+"""Which result wrote a JSON file, and that result's tables: the report has only the files, and shows each
+result as the command line printed it (:class:`~tvrbench.results.TablesOfJson` builds both from the JSON).
+
+A FIRE analysis is recognised by :func:`~tvrbench.evaluation.fire.tables.analysis_of`; the other results
+by the keys their ``to_json`` always writes.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from tvrbench.evaluation.fire.tables import analysis_tables
+from tvrbench.results import Table
+
+# The keys a result's JSON always holds -> (module, its tables function), imported only when used: a page
+# of results loads no scorer, language model or ranking kernel.
+TABLES_BY_KEYS = (
+    ({"metrics", "signature", "n_queries"}, ("tvrbench.evaluation.tables", "evaluation_tables")),
+    ({"accuracy", "ties", "n", "picks", "signature"}, ("tvrbench.evaluation.mc", "mc_score_tables")),
+    ({"splits", "signature"}, ("tvrbench.evaluation.audit", "audit_tables")),
+    ({"kind", "counts", "candidates_rejected", "audit", "signature"}, ("tvrbench.generators.runner", "contrast_run_tables")),
+    ({"thresholds", "mean_relevant"}, ("tvrbench.proxies.studies", "curve_tables")),
+    ({"threshold", "gmr"}, ("tvrbench.proxies.studies", "gmr_tables")),
+    ({"names", "pearson"}, ("tvrbench.proxies.studies", "correlation_tables")),
+    ({"pairs", "consistent_pairs", "percent_consistent", "human_to_proxy_agreement"}, ("tvrbench.proxies.studies", "agreement_tables")),
+)
+
+
+def result_tables(payload) -> list[Table] | None:
+    """The tables of the result that wrote ``payload``, or ``None`` when no result wrote it (or it was edited
+    out of shape): the report then shows it as plain JSON."""
+    tables = analysis_tables(payload)
+    if tables is not None or not isinstance(payload, dict):
+        return tables
+    for keys, (module, function) in TABLES_BY_KEYS:
+        if keys <= payload.keys():
+            try:
+                return getattr(importlib.import_module(module), function)(payload)
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+                return None
+    return None
