@@ -22,6 +22,7 @@ from tvrbench.io.relevance import RELEVANCE_FORMATS
 
 CAPTIONS, VIDEOS, FIRE = (str(sample_path(name)) for name in ("captions.csv", "videos.txt", "fire.json"))
 SCORES = sample_path("scores_strong.npy")
+OTHER_SCORES = sample_path("scores_objectonly.npy")
 RELEVANCE_FORMS = ("npy", "npz", "zarr", "parquet")
 SCORE_FORMS = ("npy", "run", "zarr", "shards")
 
@@ -46,10 +47,11 @@ def proxies(tmp_path_factory) -> Path:
 
 def written(command: tuple, output: Path) -> object:
     """Run ``command`` with ``output`` as its last option's value; what it wrote: JSON (an evaluation's
-    metrics), a published dataset's rows, or text."""
+    metrics; no signature, which names the input file's digest), a published dataset's rows, or text."""
     ok(*command, output)
     if output.suffix == ".json":
         data = json.loads(output.read_text())
+        data.pop("signature", None)
         return data["metrics"] if command[0] == "evaluate" else data
     if output.is_dir():
         import pyarrow.parquet as pq
@@ -119,6 +121,10 @@ SCORE_READERS = {
     "evaluate": ("r.json", lambda s, p: ("evaluate", "--queries", CAPTIONS, "--videos", VIDEOS, "--scores", s, "--fire", FIRE, "--json")),
     "report": ("r.html", lambda s, p: ("report", "--queries", CAPTIONS, "--videos", VIDEOS, "--scores", s, "--fire", FIRE, "--out")),
     "gmr": ("s.json", lambda s, p: ("proxy-study", "gmr", "--scores", s, "--relevance", p / "bow.npy", "--threshold", "0.5", "--json")),
+    "fire-length": (
+        "s.json",
+        lambda s, p: ("fire", "length", "--queries", CAPTIONS, "--videos", VIDEOS, "--scores", s, "--scores", OTHER_SCORES, "--fire", FIRE, "--json"),
+    ),
 }
 
 

@@ -1,5 +1,5 @@
-"""What commands and the Python API read beside captions: named files, models' scores, FIRE labels of
-one dataset, graded relevance, and the sidecar that travels with an output.
+"""What commands and the Python API read beside captions: named files, models' scores and FIRE labels
+of one dataset.
 
 One rule each, so every command reads the same file the same way:
 
@@ -7,10 +7,10 @@ One rule each, so every command reads the same file the same way:
   names the file, unless the whole text is an existing path (a path may contain ``=``). A bare path
   is named by its file name up to the first dot, without a ``scores_`` prefix (``scores_clip.npy``
   → ``clip``). Two files of one option may not share a name.
-* Scores (:func:`read_score_matrix`): a file ending in one of :data:`RUN_SUFFIXES` is a TREC run,
-  anything else a ``.npy`` matrix (rows = captions, columns = videos).
-* Sidecars (:func:`sidecar_path`): ``M.json`` beside a matrix, ``X.tsv.json`` beside anything else.
-* Relevance matrices are read by :mod:`tvrbench.io.relevance`, in every form ``tvrbench proxies`` writes.
+* Scores (:func:`read_score_matrix`): a file ending in one of :data:`RUN_SUFFIXES` is a TREC run, a
+  folder or ``.zarr`` store row shards, anything else a ``.npy`` matrix (rows = captions, columns = videos).
+* Scores in shards: :mod:`tvrbench.io.shards`; relevance matrices: :mod:`tvrbench.io.relevance`;
+  sidecars: :mod:`tvrbench.io.sidecars`.
 
 Every reader raises :class:`~tvrbench.errors.InputError` naming the file or option and the problem.
 """
@@ -33,21 +33,6 @@ if TYPE_CHECKING:
     from tvrbench.io.fire import FireLabels
 
 RUN_SUFFIXES = (".run", ".trec", ".txt", ".tsv")
-# Outputs whose sidecar replaces their suffix (M.npy → M.json); every other output's sidecar adds .json.
-MATRIX_SUFFIXES = (".npy", ".npz", ".zarr", ".parquet")
-
-
-def sidecar_path(path: str | Path) -> Path:
-    """Where the signature and settings of output ``path`` go, and where readers look for them.
-
-    A matrix (``.npy``, ``.npz``, ``.zarr``, ``.parquet``) has ``M.json``; any other file (an MC
-    split, contrast records, qrels) has its full name plus ``.json`` (``X.jsonl.json``), because
-    ``X.json`` could be a second output of another kind. Both forms are what earlier versions wrote.
-    """
-    path = Path(path)
-    if path.suffix.lower() in MATRIX_SUFFIXES:
-        return path.with_suffix(".json")
-    return path.with_name(path.name + ".json")
 
 
 # --------------------------------------------------------------------------- NAME=PATH

@@ -19,10 +19,10 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.io.captions import Captions
-from tvrbench.io.files import read_json_object, string_list
-from tvrbench.io.inputs import sidecar_path
+from tvrbench.io.files import string_list
 from tvrbench.io.scores import read_scores
 from tvrbench.io.shards import read_zarr_matrix
+from tvrbench.io.sidecars import open_sidecar, sidecar_path
 from tvrbench.signature import file_digest
 
 if TYPE_CHECKING:
@@ -66,11 +66,7 @@ def open_relevance(path: str | Path, require_sidecar: bool = False) -> Relevance
         accepted = ", ".join(f"{suffix} ({form})" for suffix, form in RELEVANCE_FORMATS.items())
         raise InputError(path, f"unknown relevance matrix format {path.suffix or '(no suffix)'!r}; give one of {accepted}")
     sidecar_file = sidecar_path(path)
-    if not sidecar_file.is_file() and (require_sidecar or suffix == ".parquet"):
-        if not path.exists():
-            raise InputError(path, "no such file")
-        raise InputError(path, f"no sidecar {sidecar_file.name} beside it (written by tvrbench proxies)")
-    sidecar = read_json_object(sidecar_file) if sidecar_file.is_file() else {}
+    sidecar = open_sidecar(path, required=require_sidecar or suffix == ".parquet")
     values = _READERS[suffix](path, sidecar)
     if "shape" in sidecar and list(values.shape) != sidecar["shape"]:
         raise InputError(path, f"shape {values.shape} does not match its sidecar {sidecar['shape']}")
@@ -124,9 +120,7 @@ def read_proxy_cells(path: str | Path, sidecar: dict | None = None) -> tuple[sp.
         raise InputError(path, "not a Parquet proxy folder (part-*.parquet files, written by tvrbench proxies --out M.parquet)")
     sidecar_file = sidecar_path(path)
     if sidecar is None:
-        if not sidecar_file.is_file():
-            raise InputError(path, f"no sidecar {sidecar_file.name} beside it (written by tvrbench proxies)")
-        sidecar = read_json_object(sidecar_file)
+        sidecar = open_sidecar(path, required=True)
     row_ids = string_list(sidecar, "row_ids", sidecar_file)
     col_ids = string_list(sidecar, "col_ids", sidecar_file)
     try:

@@ -31,8 +31,8 @@ import pyarrow as pa
 from tvrbench.errors import InputError
 from tvrbench.generators.records import read_sidecar
 from tvrbench.io.files import read_json, string_list
-from tvrbench.io.inputs import sidecar_path
 from tvrbench.io.relevance import open_relevance
+from tvrbench.io.sidecars import sidecar_path
 from tvrbench.signature import Signature, file_digest
 
 KINDS = ("mc", "contrast", "relevance", "qrels", "results")
