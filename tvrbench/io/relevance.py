@@ -4,7 +4,7 @@ commands' ``--matrix`` / ``--relevance``.
 
 :func:`open_relevance` accepts every form ``tvrbench proxies --out`` writes (:data:`RELEVANCE_FORMATS`),
 so a proxy written in one form gives the same numbers as in any other. The sidecar ``M.json``
-beside it (:func:`~tvrbench.io.inputs.sidecar_path`) names its rows and columns; it is checked
+beside it (:func:`~tvrbench.io.sidecars.sidecar_path`) names its rows and columns; it is checked
 against the matrix here, once, for every reader. Nothing is unpickled.
 """
 
@@ -46,7 +46,7 @@ class Relevance:
 
     def dense(self) -> np.ndarray:
         """The matrix in memory, cells not stored as 0."""
-        return np.asarray(self.values) if isinstance(self.values, np.ndarray) else self.values.toarray()
+        return self.values if isinstance(self.values, np.ndarray) else self.values.toarray()
 
     @cached_property
     def digest(self) -> str:
@@ -63,11 +63,18 @@ def open_relevance(path: str | Path, require_sidecar: bool = False) -> Relevance
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in RELEVANCE_FORMATS:
-        accepted = ", ".join(f"{suffix} ({form})" for suffix, form in RELEVANCE_FORMATS.items())
+        accepted = ", ".join(f"{known} ({form})" for known, form in RELEVANCE_FORMATS.items())
         raise InputError(path, f"unknown relevance matrix format {path.suffix or '(no suffix)'!r}; give one of {accepted}")
     sidecar_file = sidecar_path(path)
     sidecar = open_sidecar(path, required=require_sidecar or suffix == ".parquet")
-    values = _READERS[suffix](path, sidecar)
+    if suffix == ".npy":
+        values = read_scores(path)
+    elif suffix == ".zarr":
+        values = read_zarr_matrix(path)
+    elif suffix == ".npz":
+        values = _read_npz(path)
+    else:
+        values = read_proxy_cells(path, sidecar)[0]
     if "shape" in sidecar and list(values.shape) != sidecar["shape"]:
         raise InputError(path, f"shape {values.shape} does not match its sidecar {sidecar['shape']}")
     if require_sidecar or "row_ids" in sidecar or "col_ids" in sidecar:
@@ -79,15 +86,7 @@ def open_relevance(path: str | Path, require_sidecar: bool = False) -> Relevance
     return Relevance(values, sidecar, path)
 
 
-def _dense_npy(path: Path, sidecar: dict) -> np.ndarray:
-    return read_scores(path)
-
-
-def _dense_zarr(path: Path, sidecar: dict) -> np.ndarray:
-    return read_zarr_matrix(path)
-
-
-def _sparse_npz(path: Path, sidecar: dict) -> sp.csr_matrix:
+def _read_npz(path: Path) -> sp.csr_matrix:
     import scipy.sparse as sp
 
     if not path.is_file():
@@ -99,10 +98,6 @@ def _sparse_npz(path: Path, sidecar: dict) -> sp.csr_matrix:
     if matrix.ndim != 2 or matrix.dtype.kind not in "iuf":
         raise InputError(path, f"has dtype {matrix.dtype}; relevance values must be real numbers")
     return matrix
-
-
-def _sparse_parquet(path: Path, sidecar: dict) -> sp.csr_matrix:
-    return read_proxy_cells(path, sidecar)[0]
 
 
 def read_proxy_cells(path: str | Path, sidecar: dict | None = None) -> tuple[sp.csr_matrix, dict]:
@@ -179,6 +174,3 @@ def reorder(
     rows = np.fromiter((row_of[c] for c in wanted_captions), np.int64)
     columns = np.fromiter((column_of[v] for v in wanted_videos), np.int64)
     return matrix[np.ix_(rows, columns)]
-
-
-_READERS = {".npy": _dense_npy, ".npz": _sparse_npz, ".zarr": _dense_zarr, ".parquet": _sparse_parquet}
