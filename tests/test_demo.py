@@ -62,7 +62,7 @@ def test_demo_ends_with_the_summary_the_readme_shows(demo_out):
 
 def test_results_are_the_engine_with_fire_labels_and_syn_relevance(demo_out):
     from tvrbench.evaluation import Judgments, evaluate
-    from tvrbench.io.inputs import load_relevance
+    from tvrbench.io.relevance import load_relevance
 
     results = json.loads((demo_out / "results.json").read_text())
     assert list(results["models"]) == list(MODELS) and results["signature"].startswith("tvrbench:")

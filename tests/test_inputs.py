@@ -14,7 +14,8 @@ from tvrbench.cli import run
 from tvrbench.data import sample_path
 from tvrbench.errors import InputError
 from tvrbench.io.captions import read_captions, read_video_ids
-from tvrbench.io.inputs import named_paths, read_score_matrix, sidecar_path, split_named_path
+from tvrbench.io.inputs import named_paths, read_score_matrix, split_named_path
+from tvrbench.io.sidecars import sidecar_path
 from tvrbench.io.trec import write_run
 from tvrbench.signature import file_digest
 

@@ -201,14 +201,14 @@ def test_relevance_as_a_zarr_store_equals_the_npy(tmp_path):
     assert from_zarr == from_npy and "nDCG_v2t" in from_zarr
 
 
-def test_commands_other_than_evaluate_refuse_sharded_scores(tmp_path):
-    from tvrbench.errors import InputError
+def test_commands_other_than_evaluate_read_sharded_scores_whole(tmp_path):
     from tvrbench.io.inputs import read_score_matrix
 
-    files = cli_inputs(tmp_path, n_videos=4, per_video=2, shard_rows=4)
-    ids = [f"c{v}_{i}" for v in range(4) for i in range(2)]
-    with pytest.raises(InputError, match="are read by `tvrbench evaluate`"):
-        read_score_matrix(files["shards"], ids, [f"video{v}" for v in range(4)])
+    files = cli_inputs(tmp_path, n_videos=4, per_video=2, shard_rows=3)
+    ids, videos = [f"c{v}_{i}" for v in range(4) for i in range(2)], [f"video{v}" for v in range(4)]
+    whole = read_score_matrix(files["shards"], ids, videos)
+    assert isinstance(whole.values, np.ndarray) and np.array_equal(whole.values, np.load(files["npy"]))
+    assert whole.digest == read_score_matrix(files["shards"], ids, videos, sharded=True).digest
 
 
 def test_workers_without_shards_and_a_silent_scheduler_get_one_line_and_exit_2(tmp_path):

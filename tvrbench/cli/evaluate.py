@@ -18,7 +18,8 @@ from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.io.captions import Captions, read_video_ids
-from tvrbench.io.inputs import CaptionsReading, load_relevance, read_fire_dataset, read_score_matrix
+from tvrbench.io.inputs import CaptionsReading, read_fire_dataset, read_score_matrix
+from tvrbench.io.relevance import load_relevance
 from tvrbench.io.scores import require_finite
 from tvrbench.io.shards import is_sharded
 from tvrbench.signature import file_digest
@@ -63,7 +64,9 @@ def evaluate_command(
     fire: Path = typer.Option(None, "--fire", help="FIRE relevance labels (JSON)."),
     fire_dataset: str = FIRE_DATASET,
     qrels: Path = typer.Option(None, "--qrels", help="Extra labels as TREC qrels (caption id, video id)."),
-    relevance: Path = typer.Option(None, "--relevance", help="Graded relevance for nDCG: .npy, .zarr or .parquet (a proxy from `tvrbench proxies`)."),
+    relevance: Path = typer.Option(
+        None, "--relevance", help="Graded relevance for nDCG: .npy, .npz, .zarr or .parquet (a proxy from `tvrbench proxies`)."
+    ),
     metrics: str = typer.Option(None, "--metrics", help="Comma-separated, e.g. C@1,C@5,C@10,R@5,P@5,AP,MdR,MnR,GMR,nDCG,Judged@10."),
     ndcg: str = typer.Option(None, "--ndcg", help="nDCG variant: epic | paper | full."),
     ap: str = typer.Option(None, "--ap", help="AP variant: standard | fire (top 20, as the FIRE code)."),

@@ -19,8 +19,8 @@ from typing import Callable
 import typer
 
 from tvrbench.cli.clickapi import get_current_context
-from tvrbench.io.inputs import MATRIX_SUFFIXES, sidecar_path
 from tvrbench.io.outputs import Output, check_outputs
+from tvrbench.io.sidecars import MATRIX_SUFFIXES, sidecar_path
 from tvrbench.results import Result
 
 
@@ -37,7 +37,7 @@ class Writes:
         return self.folder(path) if callable(self.folder) else self.folder
 
 
-# Inputs whose sidecar (tvrbench.io.inputs.sidecar_path) is read too: a matrix's, an MC split's, a contrast set's, qrels'.
+# Inputs whose sidecar (tvrbench.io.sidecars.sidecar_path) is read too: a matrix's, an MC split's, a contrast set's, qrels'.
 SIDECAR_SUFFIXES = (*MATRIX_SUFFIXES, ".tsv", ".jsonl", ".qrels")
 
 FILE = Writes()

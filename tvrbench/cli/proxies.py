@@ -13,7 +13,8 @@ from tvrbench.cli import app
 from tvrbench.cli.inputs import reads_captions
 from tvrbench.cli.outputs import Writes, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
-from tvrbench.io.inputs import CaptionsReading, named_paths, sidecar_path
+from tvrbench.io.inputs import CaptionsReading, named_paths
+from tvrbench.io.sidecars import sidecar_path
 from tvrbench.proxies.matrix import LEVELS, PROXIES
 from tvrbench.proxies.storage import FOLDER_SUFFIXES
 

@@ -24,7 +24,7 @@ def publish(
     mc: list[str] = typer.Option([], "--mc", help=f"Multiple-choice TSV (clip, ending0..4, label). {NAMED}"),
     contrast: list[str] = typer.Option([], "--contrast", help=f"Contrast records JSONL. {NAMED}"),
     relevance: list[str] = typer.Option(
-        [], "--relevance", help=f"Relevance matrix .npy / top-k .npz (sidecar M.json names rows and columns). {NAMED}"
+        [], "--relevance", help=f"Relevance matrix .npy, .npz, .zarr or .parquet (sidecar M.json names rows and columns). {NAMED}"
     ),
     relevance_form: str = typer.Option("long", "--relevance-form", help="long: every cell above 0; top-k: each row's k largest."),
     top_k: int = typer.Option(10, "--top-k", min=1, help="k of --relevance-form top-k."),

@@ -87,7 +87,7 @@ def report(
     scores: list[str] = typer.Option([], "--scores", help="NAME=S.npy or a TREC run (repeatable): the models in the viewer."),
     fire: Optional[Path] = typer.Option(None, "--fire", help="FIRE labels for the viewer's FIRE column."),
     fire_dataset: Optional[str] = FIRE_DATASET,
-    relevance: Optional[Path] = typer.Option(None, "--relevance", help="Graded relevance (proxy .npy with its sidecar) for the viewer."),
+    relevance: Optional[Path] = typer.Option(None, "--relevance", help="Graded relevance (a proxy from tvrbench proxies, any form) for the viewer."),
     top_k: int = typer.Option(10, "--top-k", min=1, help="Videos per model shown in the viewer."),
     mc: list[str] = typer.Option([], "--mc", help="NAME=MC.tsv (repeatable): MC items with the contrast highlighted."),
 ) -> None:
@@ -109,7 +109,8 @@ def report(
             raise InputError("--scores", "the viewer needs --queries and --videos too")
         from tvrbench.evaluation import Judgments
         from tvrbench.io.captions import read_video_ids
-        from tvrbench.io.inputs import load_relevance, read_fire_dataset, read_score_matrices
+        from tvrbench.io.inputs import read_fire_dataset, read_score_matrices
+        from tvrbench.io.relevance import load_relevance
         from tvrbench.report import viewer_payload
 
         captions = reading.read(queries)

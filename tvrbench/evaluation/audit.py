@@ -231,8 +231,8 @@ def _contrast_pairs(path: Path) -> tuple[list, list[tuple[str, str]]]:
     """The split's instances and its (positive, contrast) pairs; InputError when no contrast option is known
     or there are too few pairs for the folds."""
     from tvrbench.evaluation.mc import saved_contrast_options
-    from tvrbench.io.inputs import sidecar_path
     from tvrbench.io.mc import read_mc
+    from tvrbench.io.sidecars import sidecar_path
 
     instances = read_mc(path)
     options = saved_contrast_options(path, len(instances))
@@ -270,7 +270,7 @@ def audit_split(
     scorers (``blind`` with no captions: each option's typicality among the instance's options), and
     the same of ``reference`` beside it. Both splits are checked before any model loads."""
     from tvrbench.evaluation.mc import SCORERS, blind_scores, lm_scores, mc_outcomes, summarize
-    from tvrbench.io.inputs import sidecar_path
+    from tvrbench.io.sidecars import sidecar_path
     from tvrbench.resources import sentence_model
 
     unknown = sorted(set(scorers) - set(SCORERS))

@@ -120,10 +120,4 @@ def _read_embeddings(path: Path) -> tuple[np.ndarray, str]:
     if not is_sharded(path):
         return read_scores_digest(path, check_finite=False)
     shards = open_shards(path)  # the layout and every shard's header: one width, one precision
-    values = None
-    for shard, (start, stop) in enumerate(shards.bounds):
-        block = shards.read(shard)
-        if values is None:
-            values = np.empty(shards.shape, block.dtype)
-        values[start:stop] = block
-    return values, shards.digest
+    return shards.read_all(), shards.digest

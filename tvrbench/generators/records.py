@@ -29,8 +29,8 @@ from pathlib import Path
 
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, write_json
-from tvrbench.io.files import jsonl_objects, read_json_object, read_text_file
-from tvrbench.io.inputs import sidecar_path
+from tvrbench.io.files import jsonl_objects, read_text_file
+from tvrbench.io.sidecars import open_sidecar, sidecar_path
 
 REQUIRED_FIELDS = ("caption_id", "video_id", "original", "contrast", "kind")
 
@@ -133,8 +133,7 @@ def read_contrast_records(path: str | Path) -> list[ContrastRecord]:
 
 def read_sidecar(path: str | Path) -> dict:
     """The sidecar of output ``path``, or ``{}`` when it has none (made elsewhere); InputError when unreadable."""
-    sidecar = sidecar_path(path)
-    return checked_sidecar(read_json_object(sidecar), sidecar) if sidecar.is_file() else {}
+    return checked_sidecar(open_sidecar(path), sidecar_path(path))
 
 
 NUMBER = (int, float, type(None))

@@ -1,5 +1,5 @@
-"""What commands and the Python API read beside captions: named files, models' scores, FIRE labels of
-one dataset, graded relevance, and the sidecar that travels with an output.
+"""What commands and the Python API read beside captions: named files, models' scores and FIRE labels
+of one dataset.
 
 One rule each, so every command reads the same file the same way:
 
@@ -7,11 +7,10 @@ One rule each, so every command reads the same file the same way:
   names the file, unless the whole text is an existing path (a path may contain ``=``). A bare path
   is named by its file name up to the first dot, without a ``scores_`` prefix (``scores_clip.npy``
   → ``clip``). Two files of one option may not share a name.
-* Scores (:func:`read_score_matrix`): a file ending in one of :data:`RUN_SUFFIXES` is a TREC run,
-  anything else a ``.npy`` matrix (rows = captions, columns = videos).
-* Sidecars (:func:`sidecar_path`): ``M.json`` beside a matrix, ``X.tsv.json`` beside anything else.
-* Sparse proxies (:func:`read_proxy_cells`): the Parquet folder ``tvrbench proxies`` writes, read here
-  below the proxies so that ``evaluate --relevance`` and ``publish`` need none of their builders.
+* Scores (:func:`read_score_matrix`): a file ending in one of :data:`RUN_SUFFIXES` is a TREC run, a
+  folder or ``.zarr`` store row shards, anything else a ``.npy`` matrix (rows = captions, columns = videos).
+* Scores in shards: :mod:`tvrbench.io.shards`; relevance matrices: :mod:`tvrbench.io.relevance`;
+  sidecars: :mod:`tvrbench.io.sidecars`.
 
 Every reader raises :class:`~tvrbench.errors.InputError` naming the file or option and the problem.
 """
@@ -28,31 +27,12 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.io.captions import Captions, read_captions
-from tvrbench.io.files import read_json_object, string_list
-from tvrbench.io.shards import ScoreShards, is_sharded, open_shards, read_zarr_matrix
+from tvrbench.io.shards import ScoreShards, is_sharded, open_shards
 
 if TYPE_CHECKING:
-    import scipy.sparse
-
     from tvrbench.io.fire import FireLabels
 
 RUN_SUFFIXES = (".run", ".trec", ".txt", ".tsv")
-# Outputs whose sidecar replaces their suffix (M.npy → M.json); every other output's sidecar adds .json.
-MATRIX_SUFFIXES = (".npy", ".npz", ".zarr", ".parquet")
-PARQUET_COLUMNS = ("query_id", "item_id", "score")  # a sparse proxy's Parquet parts (tvrbench proxies --out M.parquet)
-
-
-def sidecar_path(path: str | Path) -> Path:
-    """Where the signature and settings of output ``path`` go, and where readers look for them.
-
-    A matrix (``.npy``, ``.npz``, ``.zarr``, ``.parquet``) has ``M.json``; any other file (an MC
-    split, contrast records, qrels) has its full name plus ``.json`` (``X.jsonl.json``), because
-    ``X.json`` could be a second output of another kind. Both forms are what earlier versions wrote.
-    """
-    path = Path(path)
-    if path.suffix.lower() in MATRIX_SUFFIXES:
-        return path.with_suffix(".json")
-    return path.with_name(path.name + ".json")
 
 
 # --------------------------------------------------------------------------- NAME=PATH
@@ -121,9 +101,10 @@ class ScoreMatrix:
 def read_score_matrix(
     path: str | Path, caption_ids: list[str], video_ids: list[str], name: str | None = None, check_finite: bool = True, sharded: bool = False
 ) -> ScoreMatrix:
-    """A TREC run (by suffix, see :data:`RUN_SUFFIXES`; unretrieved pairs rank last) or a ``.npy`` matrix,
-    rows in the order of ``caption_ids``, columns in that of ``video_ids``; with ``sharded``, also a
-    Zarr store or a folder of ``.npy`` row shards (:mod:`tvrbench.io.shards`), opened, not read.
+    """A TREC run (by suffix, see :data:`RUN_SUFFIXES`; unretrieved pairs rank last), a ``.npy`` matrix,
+    a Zarr store or a folder of ``.npy`` row shards (:mod:`tvrbench.io.shards`), rows in the order of
+    ``caption_ids``, columns in that of ``video_ids``. Shards are read whole unless ``sharded`` (for
+    the evaluation, which reads them one at a time): then they are opened, not read.
 
     ``check_finite=False`` leaves the check of every cell to a ranking pass that reads them anyway.
     """
@@ -131,13 +112,8 @@ def read_score_matrix(
 
     path = Path(path)
     if is_sharded(path):
-        if not sharded:
-            raise InputError(
-                path,
-                "sharded scores (a Zarr store or a folder of row shards) are read by `tvrbench evaluate`; give this command one .npy or a TREC run",
-            )
-        values = open_shards(path, (len(caption_ids), len(video_ids)))
-        digest = values.digest
+        shards = open_shards(path, (len(caption_ids), len(video_ids)))
+        values, digest = shards if sharded else shards.read_all(), shards.digest
     elif path.suffix.lower() in RUN_SUFFIXES:
         from tvrbench.io.trec import read_run, run_to_matrix
 
@@ -177,92 +153,3 @@ def read_fire_dataset(path: str | Path, captions: Captions, wanted: str | None) 
     from tvrbench.io.fire import read_fire
 
     return read_fire(path, wanted) if wanted is not None else select_fire_dataset(read_fire(path), captions, None)
-
-
-# --------------------------------------------------------------------------- graded relevance
-
-
-def load_relevance(path: Path, shape: tuple[int, int], captions: Captions, video_ids: list[str]) -> tuple[np.ndarray, str]:
-    """A graded relevance matrix oriented and ordered like the scores, and its name for the signature.
-
-    A proxy's sidecar ``M.json`` (from ``tvrbench proxies``) names its rows (``videos`` or
-    ``captions``) and their ids; the matrix is transposed and reordered to captions × videos.
-    """
-    from tvrbench.io.scores import read_scores_digest
-    from tvrbench.signature import file_digest
-
-    if path.suffix.lower() == ".zarr":  # a Zarr proxy (tvrbench proxies --out M.zarr), read whole
-        matrix, digest = read_zarr_matrix(path), file_digest(path, algorithm="xxh3")
-    elif path.is_dir():  # a Parquet proxy (tvrbench proxies --out M.parquet): cells not stored are 0
-        matrix, digest = read_proxy_cells(path)[0].toarray(), file_digest(path, algorithm="xxh3")
-    else:
-        matrix, digest = read_scores_digest(path)
-    name = f"{path.name}:{digest}"
-    sidecar = sidecar_path(path)
-    if sidecar.is_file():
-        meta = read_json_object(sidecar)
-        proxy, rows = meta.get("proxy", "proxy"), meta.get("rows", "captions")
-        if not isinstance(proxy, str) or rows not in ("videos", "captions"):
-            raise InputError(sidecar, "not a proxy sidecar: 'proxy' must be a name and 'rows' videos or captions")
-        name = f"{proxy}:{digest}"
-        if meta.get("level") == "caption":
-            raise InputError(path, "is a caption × caption proxy; build a video-level one (tvrbench proxies --level video)")
-        if "row_ids" in meta or "col_ids" in meta:
-            row_ids = string_list(meta, "row_ids", sidecar, matrix.shape[0])
-            col_ids = string_list(meta, "col_ids", sidecar, matrix.shape[1])
-            caption_ids, videos_of = (col_ids, row_ids) if rows == "videos" else (row_ids, col_ids)
-            matrix = reorder(matrix.T if rows == "videos" else matrix, caption_ids, captions.caption_ids, videos_of, video_ids, sidecar)
-        elif rows == "videos":
-            matrix = matrix.T
-    if matrix.shape != shape:
-        raise InputError(path, f"has shape {matrix.shape}, expected {shape} (captions × videos)")
-    if matrix.min() < 0 or matrix.max() > 1:
-        raise InputError(path, "relevance values must lie in [0, 1]")
-    return np.ascontiguousarray(matrix), name
-
-
-def read_proxy_cells(path: str | Path) -> tuple[scipy.sparse.csr_matrix, dict]:
-    """A Parquet proxy (the folder of part files and its sidecar ``OUT.json``) as a CSR matrix in the
-    sidecar's row and column order; cells not stored are 0."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-    import scipy.sparse as sp
-
-    path = Path(path)
-    parts = sorted(path.glob("part-*.parquet")) if path.is_dir() else []
-    if not parts:
-        raise InputError(path, "not a Parquet proxy folder (part-*.parquet files, written by tvrbench proxies --out M.parquet)")
-    sidecar_file = sidecar_path(path)
-    if not sidecar_file.is_file():
-        raise InputError(path, f"no sidecar {sidecar_file.name} beside it (written by tvrbench proxies)")
-    sidecar = read_json_object(sidecar_file)
-    row_ids = string_list(sidecar, "row_ids", sidecar_file)
-    col_ids = string_list(sidecar, "col_ids", sidecar_file)
-    try:
-        table = pa.concat_tables(pq.read_table(part, columns=list(PARQUET_COLUMNS)) for part in parts)
-        rows = pc.index_in(table["query_id"], value_set=pa.array(row_ids, pa.string()))
-        columns = pc.index_in(table["item_id"], value_set=pa.array(col_ids, pa.string()))
-        scores = table["score"].to_numpy()
-    except (OSError, KeyError, pa.ArrowException) as error:
-        raise InputError(path, f"not readable as {', '.join(PARQUET_COLUMNS)} Parquet: {error}") from None
-    if rows.null_count or columns.null_count:
-        raise InputError(path, f"names a query or item that is not in {sidecar_file.name}")
-    matrix = sp.coo_matrix((scores, (rows.to_numpy(), columns.to_numpy())), shape=(len(row_ids), len(col_ids))).tocsr()
-    if matrix.nnz != len(scores):
-        raise InputError(path, "holds a (query_id, item_id) pair twice")
-    return matrix, sidecar
-
-
-def reorder(
-    matrix: np.ndarray, caption_ids: list[str], wanted_captions: list[str], video_ids: list[str], wanted_videos: list[str], source: Path
-) -> np.ndarray:
-    """The rows and columns of ``matrix`` (labelled ``caption_ids`` × ``video_ids``) in the wanted order."""
-    row_of = {caption_id: row for row, caption_id in enumerate(caption_ids)}
-    column_of = {video_id: column for column, video_id in enumerate(video_ids)}
-    missing = [c for c in wanted_captions if c not in row_of] or [v for v in wanted_videos if v not in column_of]
-    if missing:
-        raise InputError(source, f"has no relevance for {missing[0]!r} of the queries / videos given")
-    rows = np.fromiter((row_of[c] for c in wanted_captions), np.int64)
-    columns = np.fromiter((column_of[v] for v in wanted_videos), np.int64)
-    return matrix[np.ix_(rows, columns)]

@@ -59,6 +59,16 @@ class ScoreShards:
         block = _open_zarr(self.source)[start:stop]
         return np.ascontiguousarray(block, dtype=score_dtype(block.dtype))
 
+    def read_all(self) -> np.ndarray:
+        """The whole matrix in memory, for a reader that needs every row at once; memory holds it and one shard."""
+        values = None
+        for shard, (start, stop) in enumerate(self.bounds):
+            block = self.read(shard)
+            if values is None:
+                values = np.empty(self.shape, block.dtype)
+            values[start:stop] = block
+        return values
+
 
 def is_sharded(path: str | os.PathLike) -> bool:
     """Whether ``path`` names sharded scores (a Zarr store or a folder) rather than one file."""

@@ -16,7 +16,7 @@ with S(video i, caption j) = 1 when caption j belongs to video i, else the proxy
 Files: ``M.npy`` (dense, float32 unless asked otherwise), ``M.zarr`` (dense, a chunked Zarr store),
 ``M.npz`` (a scipy.sparse CSR of the top k per row and/or the values above a threshold) or ``M.parquet``
 (the same cells as a folder of Parquet files ``query_id, item_id, score``, one per block of rows;
-:func:`read_proxy_cells` reads it back), and the sidecar ``M.json``, whose layout is stable (``format: 1``)::
+:func:`open_relevance` reads every form back), and the sidecar ``M.json``, whose layout is stable (``format: 1``)::
 
     {"format": 1,
      "signature": "tvrbench:0.1.0|numpy:...|proxy:bow|level:caption|captions:1000:ab12...|...",
@@ -30,9 +30,9 @@ Files: ``M.npy`` (dense, float32 unless asked otherwise), ``M.zarr`` (dense, a c
 ``evaluate --relevance`` wants queries (captions) as rows: it transposes when ``rows`` is ``videos``.
 """
 
-from tvrbench.io.inputs import read_proxy_cells
+from tvrbench.io.relevance import open_relevance, read_proxy_cells
 from tvrbench.proxies.config import ProxyConfig, load_config
-from tvrbench.proxies.matrix import LEVELS, PROXIES, ProxyMatrix, build_proxy, proxy_matrix, read_proxy
+from tvrbench.proxies.matrix import LEVELS, PROXIES, ProxyMatrix, build_proxy, proxy_matrix
 from tvrbench.proxies.parsing import ParsedCaptions, parse_captions
 from tvrbench.proxies.storage import write_proxy
 
@@ -46,7 +46,7 @@ __all__ = [
     "load_config",
     "parse_captions",
     "proxy_matrix",
-    "read_proxy",
+    "open_relevance",
     "read_proxy_cells",
     "write_proxy",
 ]

@@ -1,6 +1,7 @@
-"""Build a proxy matrix (one proxy, caption or video level) and compute it in row blocks; read a written one back.
+"""Build a proxy matrix (one proxy, caption or video level) and compute it in row blocks.
 
-Writing (``.npy``, ``.zarr``, ``.parquet``, ``.npz``; here or on a Dask cluster) is in :mod:`tvrbench.proxies.storage`.
+Writing (``.npy``, ``.zarr``, ``.parquet``, ``.npz``; here or on a Dask cluster) is in :mod:`tvrbench.proxies.storage`;
+reading any of them back in :func:`tvrbench.io.relevance.open_relevance`.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from tvrbench.errors import InputError
-from tvrbench.io.files import read_json_object, string_list
-from tvrbench.io.inputs import sidecar_path
 from tvrbench.proxies.config import ProxyConfig
 from tvrbench.proxies.parsing import ParsedCaptions, check_texts, parse_captions, pipeline_name
 from tvrbench.proxies.video import VideoGroups
@@ -245,23 +244,3 @@ def proxy_matrix(
 ) -> np.ndarray:
     """The matrix in memory: ``M[i, j]`` = S(row i, caption j), own pairs 1 (options: see :func:`build_proxy`)."""
     return build_proxy(captions, proxy, level, **options).compute(dtype, block_mb)
-
-
-def read_proxy(path: str | Path) -> tuple[np.ndarray, dict]:
-    """A dense proxy matrix (memory-mapped, never unpickled) and its sidecar, checked against each other."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such file")
-    try:
-        matrix = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError, EOFError) as error:
-        raise InputError(path, f"not a readable .npy matrix: {error}") from None
-    sidecar_file = sidecar_path(path)
-    if not sidecar_file.is_file():
-        raise InputError(path, f"no sidecar {sidecar_file.name} beside it (written by tvrbench proxies)")
-    sidecar = read_json_object(sidecar_file)
-    if matrix.ndim != 2 or list(matrix.shape) != sidecar.get("shape"):
-        raise InputError(path, f"shape {matrix.shape} does not match its sidecar {sidecar.get('shape')}")
-    string_list(sidecar, "row_ids", sidecar_file, matrix.shape[0])
-    string_list(sidecar, "col_ids", sidecar_file, matrix.shape[1])
-    return matrix, sidecar

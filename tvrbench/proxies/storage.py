@@ -35,7 +35,8 @@ import scipy.sparse as sp
 
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, naming, write_json
-from tvrbench.io.inputs import PARQUET_COLUMNS, sidecar_path
+from tvrbench.io.relevance import PARQUET_COLUMNS
+from tvrbench.io.sidecars import sidecar_path
 from tvrbench.progress import track
 from tvrbench.proxies.matrix import ProxyMatrix
 

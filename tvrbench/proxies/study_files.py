@@ -13,7 +13,7 @@ import numpy as np
 from tvrbench.errors import InputError
 from tvrbench.io.captions import Captions
 from tvrbench.io.files import string_list
-from tvrbench.proxies.matrix import read_proxy
+from tvrbench.io.relevance import open_relevance
 from tvrbench.proxies.studies import CorrelationStudy, CurveStudy, GmrStudy, HumanAgreement, human_agreement
 from tvrbench.results import analysis_signature
 from tvrbench.signature import Signature
@@ -29,7 +29,7 @@ def curve_study(matrices: dict[str, Path], steps: int) -> CurveStudy:
     from tvrbench.proxies.studies import relevant_count_curve
 
     thresholds = np.linspace(0.0, 1.0, steps)
-    curves = {name: relevant_count_curve(read_proxy(path)[0], thresholds) for name, path in matrices.items()}
+    curves = {name: relevant_count_curve(open_relevance(path, require_sidecar=True).dense(), thresholds) for name, path in matrices.items()}
     return CurveStudy(thresholds, curves, _signature("curve", {f"matrix_{name}": path for name, path in matrices.items()}, {"steps": steps}))
 
 
@@ -38,7 +38,8 @@ def gmr_study(scores: dict[str, Path], relevance: Path, threshold: float) -> Gmr
     from tvrbench.io.inputs import read_score_matrix
     from tvrbench.proxies.studies import gmr_bounds
 
-    matrix, sidecar = read_proxy(relevance)
+    proxy = open_relevance(relevance, require_sidecar=True)
+    matrix, sidecar = proxy.dense(), proxy.sidecar
     if sidecar.get("rows") != "videos":
         raise InputError(relevance, "needs a video-level matrix (tvrbench proxies --level video)")
     caption_video = _caption_video(sidecar, {video: i for i, video in enumerate(sidecar["row_ids"])}, relevance)
@@ -64,7 +65,7 @@ def correlation_study(matrices: dict[str, Path]) -> CorrelationStudy:
     """Supp. B: the mean per-video Pearson correlation of every two proxies (in the order given), 1 on the diagonal."""
     from tvrbench.proxies.studies import proxy_correlation
 
-    loaded = [read_proxy(path)[0] for path in matrices.values()]
+    loaded = [open_relevance(path, require_sidecar=True).dense() for path in matrices.values()]
     values = np.eye(len(loaded))
     for i in range(len(loaded)):
         for j in range(i + 1, len(loaded)):
@@ -89,7 +90,8 @@ def human_kit_study(matrix_path: Path, captions: Captions, captions_path: Path, 
     from tvrbench.proxies.video import VideoGroups
     from tvrbench.signature import Signature, text_digest
 
-    matrix, sidecar = read_proxy(matrix_path)
+    proxy = open_relevance(matrix_path, require_sidecar=True)
+    matrix, sidecar = proxy.dense(), proxy.sidecar
     if captions.caption_ids != sidecar["col_ids"]:
         raise InputError(captions_path, f"caption ids differ from the columns of {matrix_path}")
     # The kit shows these texts as the ones the scores were computed on: the signature's caption digest must match.
@@ -109,7 +111,8 @@ def triplets_study(matrix_path: Path, threshold: float, per_video: int, seed: in
     """§4.3: training triplets by id (video, a caption with S >= T, one with S < T)."""
     from tvrbench.proxies.studies import triplets
 
-    matrix, sidecar = read_proxy(matrix_path)
+    proxy = open_relevance(matrix_path, require_sidecar=True)
+    matrix, sidecar = proxy.dense(), proxy.sidecar
     rows, columns = sidecar["row_ids"], sidecar["col_ids"]
     return (
         {"video_id": rows[v], "positive_caption_id": columns[p], "negative_caption_id": columns[n]}

@@ -8,7 +8,7 @@ facts that say what a row is. Columns, by kind:
 * ``contrast`` (JSONL records): ``caption_id, video_id, original, contrast, kind``; ``edit`` as a
   list of ``{from, to, tokens, chars, contrast_chars}``; ``filters`` and ``details`` (free-form
   objects whose keys vary by kind) as JSON text.
-* ``relevance`` (``.npy`` / top-k ``.npz`` matrices, ``.parquet`` proxy folders): ``row_id,
+* ``relevance`` (every form ``tvrbench proxies`` writes, :func:`~tvrbench.io.relevance.open_relevance`): ``row_id,
   column_id, relevance`` for every cell above 0 (``long``), or ``row_id, rank, column_id,
   relevance`` for each row's k largest (``top-k``, ties by column order).
 * ``qrels`` (TREC qrels, or FIRE labels converted by :func:`tvrbench.evaluation.fire.fire_to_qrels`):
@@ -31,7 +31,8 @@ import pyarrow as pa
 from tvrbench.errors import InputError
 from tvrbench.generators.records import read_sidecar
 from tvrbench.io.files import read_json, string_list
-from tvrbench.io.inputs import sidecar_path
+from tvrbench.io.relevance import open_relevance
+from tvrbench.io.sidecars import sidecar_path
 from tvrbench.signature import Signature, file_digest
 
 KINDS = ("mc", "contrast", "relevance", "qrels", "results")
@@ -93,11 +94,6 @@ def _recorded_signature(text, source: Path) -> Signature | None:
         return Signature.parse(text)
     except ValueError:
         raise InputError(source, f"its signature {text!r} is not key:value fields joined by '|'") from None
-
-
-def _require_file(path: Path) -> None:
-    if not path.is_file():
-        raise InputError(path, "no such file")
 
 
 def mc_artifact(path: str | Path, name: str | None = None) -> Artifact:
@@ -181,25 +177,6 @@ def contrast_artifact(path: str | Path, name: str | None = None) -> Artifact:
     )
 
 
-def _load_matrix(path: Path):
-    """Dense ``.npy`` (memory-mapped), scipy.sparse ``.npz`` or a Parquet proxy folder; never unpickles."""
-    if path.is_dir():
-        from tvrbench.io.inputs import read_proxy_cells
-
-        return read_proxy_cells(path)[0]
-    _require_file(path)
-    if path.suffix.lower() == ".npz":
-        import scipy.sparse as sp
-
-        try:
-            return sp.load_npz(path).tocsr()
-        except (OSError, ValueError, KeyError) as error:
-            raise InputError(path, f"not a scipy.sparse .npz matrix: {error}") from None
-    from tvrbench.io.scores import read_scores
-
-    return read_scores(path)
-
-
 def relevance_artifact(
     path: str | Path,
     name: str | None = None,
@@ -216,7 +193,7 @@ def relevance_artifact(
     if form not in RELEVANCE_FORMS:
         raise ValueError(f"unknown relevance form {form!r}; choose {', '.join(RELEVANCE_FORMS)}")
     path = Path(path)
-    matrix = _load_matrix(path)
+    matrix = open_relevance(path).values
     sidecar = _sidecar(path)
     rows_are, columns_are = sidecar.get("rows", "captions"), sidecar.get("columns", "videos")
     if sidecar.get("row_ids") is not None:
