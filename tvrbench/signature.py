@@ -56,6 +56,26 @@ def file_digest(path: str | Path, length: int = 12, algorithm: str = "sha256") -
     return bytes_digest((part for file in files for part in _file_parts(path, file)), length, algorithm)
 
 
+# The one pinning rule. Every input file a command reads enters its signature as one field, named
+# after the input (``queries``, ``videos``, ``scores``, ``fire``, ``qrels``, ``mc``, ...), whose value
+# is the file's digest; several files of one input (models given by repeated ``--scores``) are their
+# digests joined by ``,`` in the order given. Large arrays, whose SHA-256 would take longer than the
+# analysis, are digested by xxh3 (``xxh3:<hex>``); every other input by SHA-256 (bare ``<hex>``).
+BULK_INPUTS = frozenset({"scores", "relevance", "text_embeddings", "video_embeddings"})
+
+
+def input_algorithm(name: str) -> str:
+    """The digest algorithm of the input ``name`` (a score matrix or a TREC run alike: ``scores``)."""
+    return "xxh3" if name in BULK_INPUTS else "sha256"
+
+
+def input_digest(name: str, paths: str | Path | Iterable[str | Path]) -> str:
+    """The value of the input ``name``'s field: the digest of its file, or of each of its files."""
+    if isinstance(paths, (str, Path)):
+        return file_digest(paths, algorithm=input_algorithm(name))
+    return ",".join(input_digest(name, path) for path in paths)
+
+
 def _file_parts(root: Path, file: Path) -> Iterator[bytes | memoryview]:
     """A file's bytes, after its name relative to ``root`` when it is inside a folder being digested."""
     if file != root:

@@ -114,7 +114,7 @@ class ScoreMatrix:
 
     name: str
     values: np.ndarray | ScoreShards  # shards: a matrix too big for memory, read shard by shard
-    digest: str  # xxh3 of the file, as the signature's ``scores`` field
+    digest: str  # the signature's ``scores`` field (:func:`~tvrbench.signature.input_digest`)
     source: Path
 
 
@@ -127,7 +127,7 @@ def read_score_matrix(
 
     ``check_finite=False`` leaves the check of every cell to a ranking pass that reads them anyway.
     """
-    from tvrbench.signature import file_digest
+    from tvrbench.signature import input_digest
 
     path = Path(path)
     if is_sharded(path):
@@ -141,7 +141,7 @@ def read_score_matrix(
     elif path.suffix.lower() in RUN_SUFFIXES:
         from tvrbench.io.trec import read_run, run_to_matrix
 
-        values, digest = run_to_matrix(read_run(path), caption_ids, video_ids), file_digest(path, algorithm="xxh3")
+        values, digest = run_to_matrix(read_run(path), caption_ids, video_ids), input_digest("scores", path)
     else:
         from tvrbench.io.scores import read_scores_digest
 
@@ -189,12 +189,12 @@ def load_relevance(path: Path, shape: tuple[int, int], captions: Captions, video
     ``captions``) and their ids; the matrix is transposed and reordered to captions × videos.
     """
     from tvrbench.io.scores import read_scores_digest
-    from tvrbench.signature import file_digest
+    from tvrbench.signature import input_digest
 
     if path.suffix.lower() == ".zarr":  # a Zarr proxy (tvrbench proxies --out M.zarr), read whole
-        matrix, digest = read_zarr_matrix(path), file_digest(path, algorithm="xxh3")
+        matrix, digest = read_zarr_matrix(path), input_digest("relevance", path)
     elif path.is_dir():  # a Parquet proxy (tvrbench proxies --out M.parquet): cells not stored are 0
-        matrix, digest = read_proxy_cells(path)[0].toarray(), file_digest(path, algorithm="xxh3")
+        matrix, digest = read_proxy_cells(path)[0].toarray(), input_digest("relevance", path)
     else:
         matrix, digest = read_scores_digest(path)
     name = f"{path.name}:{digest}"

@@ -81,7 +81,7 @@ def compare(
     settings = read_fire_settings(config, None, metrics=split_list(metrics), ties=ties, ap=ap)
     embeddings = Embeddings(text_embeddings or [], video_embeddings or [], similarity)
     inputs = read_inputs(reading, queries, videos, scores, fire_path, dataset, embeddings=embeddings)
-    result = compare_analysis(inputs.models, inputs.judgments, settings)
+    result = compare_analysis(inputs.models, inputs.judgments, settings, inputs.sources)
     write_result(result, json_out)
     if csv_out:
         with atomic_write(csv_out) as out:
@@ -132,4 +132,4 @@ def pooling(
 
     settings = read_fire_settings(config, None, metrics=split_list(metrics))
     inputs = read_inputs(reading, queries, videos, scores, fire_path, dataset)
-    write_result(pooling_analysis(inputs.models, inputs.captions, inputs.video_ids, inputs.labels, settings), json_out)
+    write_result(pooling_analysis(inputs.models, inputs.captions, inputs.video_ids, inputs.labels, settings, inputs.sources), json_out)
