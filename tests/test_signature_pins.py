@@ -13,6 +13,7 @@ Left out, and why:
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,8 +91,9 @@ CHANGES = {  # a change's name -> (the file changed, how)
     # A trailing space in a caption's text: the file changes, the captions read do not (texts are
     # stripped), and every caption is a FIRE query, so a FIRE file still matches them.
     "captions.csv": ("captions.csv", lambda path: _change_text(path, "a man is cooking,", "a man is cooking ,")),
-    # One caption's text, for the commands that pin the captions they read rather than the file.
-    "captions.csv:text": ("captions.csv", lambda path: _change_text(path, "a man is cooking,", "a man is cooking.,")),
+    # One caption's text, for the commands that pin the captions they read rather than the file (one
+    # with no gender contrast, so the contrast records still match the captions).
+    "captions.csv:text": ("captions.csv", lambda path: _change_text(path, "cartoon cars are racing,", "cartoon cars are racing.,")),
     "train.csv": ("train.csv", lambda path: _change_text(path, "a man is cooking,", "a man is cooking.,")),
     "videos.txt": ("videos.txt", lambda path: path.write_text(path.read_text() + "\n")),  # a blank line at the end
     "fire.json": ("fire.json", lambda path: _change_text(path, '"queue_ids": [9002]', '"queue_ids": [9003]')),  # one record's field
@@ -102,6 +104,7 @@ CHANGES = {  # a change's name -> (the file changed, how)
     "relevance.npy": ("relevance.npy", _change_cell),
     "mc_scores.npy": ("mc_scores.npy", _change_cell),
     "mc/random.tsv": ("mc/random.tsv", _change_option),
+    "contrast/gender.jsonl": ("contrast/gender.jsonl", lambda path: _change_text(path, '"caption_id": ', '"caption_id":  ')),  # JSON spacing
 }
 
 
@@ -126,6 +129,7 @@ QV_TWO = {**QV, "strong.npy": "scores", "genderblind.npy": "scores"}
 QV_ONE = {**QV, "strong.npy": "scores"}
 EVALUATE = ("evaluate", *QUERIES, "--json", "{out}/out.json")
 MC_RANDOM = ("mc", "build", "--captions", "{dir}/captions.csv", "--kind", "random", "--out", "{dir}/mc/random.tsv")
+GENDER = ("contrast", "gender", "--captions", "{dir}/captions.csv", "--out", "{dir}/contrast/gender.jsonl")
 
 COMMANDS = [
     Command(
@@ -163,6 +167,44 @@ COMMANDS = [
         {"mc/random.tsv": "mc", "mc_scores.npy": "scores"},
         before=(MC_RANDOM,),
     ),
+    Command(
+        "mc build (contrast)",
+        (*MC_RANDOM[:5], "gender", "--contrast", "{dir}/contrast/gender.jsonl", "--out", "{out}/gender.tsv"),
+        {"captions.csv:text": "captions", "contrast/gender.jsonl": "contrast"},
+        output="gender.tsv.json",
+        before=(GENDER,),
+    ),
+    Command(
+        "mc import",
+        ("mc", "import", "--tsv", "{dir}/mc/random.tsv", "--out", "{out}/human.tsv"),
+        {"mc/random.tsv": "imported"},
+        output="human.tsv.json",
+    ),
+    Command("contrast gender", (*GENDER[:-1], "{out}/gender.jsonl"), {"captions.csv:text": "captions"}, output="gender.jsonl.json"),
+    Command(
+        "proxies",
+        ("proxies", "--captions", "{dir}/captions.csv", "--proxy", "bow", "--level", "video", "--out", "{out}/bow.npy"),
+        {"captions.csv:text": "captions"},
+        output="bow.json",
+    ),
+    Command(
+        "publish",
+        (
+            "publish",
+            "--out",
+            "{out}/dataset",
+            "--mc",
+            "mc_random={dir}/mc/random.tsv",
+            "--contrast",
+            "contrast_gender={dir}/contrast/gender.jsonl",
+            "--qrels",
+            "qrels_extra={dir}/qrels.txt",
+            "--fire",
+            "qrels_fire={dir}/fire.json",
+        ),
+        {"mc/random.tsv": "mc_random", "contrast/gender.jsonl": "contrast_gender", "qrels.txt": "qrels_extra", "fire.json": "qrels_fire"},
+        output="dataset/README.md",
+    ),
 ]
 
 CASES = [pytest.param(command, changed, field, id=f"{command.name}:{changed}") for command in COMMANDS for changed, field in command.inputs.items()]
@@ -175,7 +217,10 @@ def _run(command: Command, inputs: Path, out: Path) -> Signature:
     out.mkdir(parents=True, exist_ok=True)
     argv = [arg.format(dir=inputs, out=out) for arg in command.args]
     assert run(argv) == 0, f"tvrbench {' '.join(argv)} failed"
-    payload = json.loads((out / command.output).read_text())
+    written = (out / command.output).read_text()
+    if command.output.endswith(".md"):  # a dataset card: the publish signature is on its own line
+        return Signature.parse(re.search(r"^Publish signature: `(.*)`$", written, re.MULTILINE).group(1))
+    payload = json.loads(written)
     return Signature.parse(payload["signature"] if "signature" in payload else signatures_in(payload)[0])
 
 
