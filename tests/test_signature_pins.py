@@ -167,6 +167,24 @@ COMMANDS = [
         {"mc/random.tsv": "mc", "mc_scores.npy": "scores"},
         before=(MC_RANDOM,),
     ),
+    Command(  # the blind scorer loads a sentence model: one command for both inputs it adds
+        "mc score (blind)",
+        (
+            "mc",
+            "score",
+            "--mc",
+            "{dir}/mc/gender.tsv",
+            "--scorer",
+            "blind",
+            "--captions",
+            "{dir}/captions.csv",
+            "--contrast",
+            "{dir}/contrast/gender.jsonl",
+        )
+        + ("--json", "{out}/out.json"),
+        {"captions.csv:text": "captions", "contrast/gender.jsonl": "contrast"},
+        before=(GENDER, (*MC_RANDOM[:5], "gender", "--contrast", "{dir}/contrast/gender.jsonl", "--out", "{dir}/mc/gender.tsv")),
+    ),
     Command(
         "mc build (contrast)",
         (*MC_RANDOM[:5], "gender", "--contrast", "{dir}/contrast/gender.jsonl", "--out", "{out}/gender.tsv"),
@@ -228,9 +246,8 @@ def _run(command: Command, inputs: Path, out: Path) -> Signature:
 def pristine(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("inputs")
     _write_inputs(folder)
-    for command in COMMANDS:
-        for before in command.before:
-            assert run([arg.format(dir=folder) for arg in before]) == 0
+    for before in dict.fromkeys(before for command in COMMANDS for before in command.before):
+        assert run([arg.format(dir=folder) for arg in before]) == 0
     return folder
 
 

@@ -90,6 +90,12 @@ def text_digest(texts: Iterable[str], length: int = 12) -> str:
     return digest.hexdigest()[:length]
 
 
+def captions_digest(captions) -> str:
+    """The ``captions`` field of a command that pins the captions it read (ids, videos, texts) rather
+    than their file, so two formats of the same captions sign alike."""
+    return text_digest(f"{c}\t{v}\t{t}" for c, v, t in zip(captions.caption_ids, captions.video_ids, captions.texts))
+
+
 # The one pinning rule. Every input file a command reads enters its signature as one field, named
 # after the input (``queries``, ``videos``, ``scores``, ``fire``, ``qrels``, ``mc``, ...), whose value
 # is the file's digest; several files of one input (models given by repeated ``--scores``) are their

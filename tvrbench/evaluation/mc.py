@@ -169,7 +169,7 @@ def score_mc_file(
     from tvrbench.io.atomic import write_json
     from tvrbench.io.mc import read_mc
     from tvrbench.resources import sentence_model
-    from tvrbench.signature import Signature, input_digest
+    from tvrbench.signature import Signature, captions_digest, input_digest
 
     if (scores_path is None) == (scorer is None):
         raise InputError(None, f"give exactly one of --scores S.npy and --scorer {'|'.join(SCORERS)}")
@@ -201,7 +201,8 @@ def score_mc_file(
     result = score_mc(instances, scores, contrast_options, records, load_model if contrast_options else None, config.similar_fraction, saved_facts)
     signature = Signature({
         "mc": input_digest("mc", mc_path), "scores": input_digest("scores", scores_path) if scores_path else f"scorer={scorer}", **fields,
-        **({"contrast": input_digest("contrast", contrast_path)} if contrast_path else {}), "ties": "strict", "similarity": config.blind_model,
+        **({"contrast": input_digest("contrast", contrast_path)} if contrast_path else {}),
+        **({"captions": captions_digest(captions)} if captions is not None else {}), "ties": "strict", "similarity": config.blind_model,
     }, ("numpy", "sentence-transformers"))  # fmt: skip
     result.update(extra)
     result["signature"] = str(signature)

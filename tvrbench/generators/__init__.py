@@ -74,7 +74,7 @@ def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConf
     from tvrbench.generators.records import read_sidecar
     from tvrbench.io.atomic import write_json
     from tvrbench.io.mc import write_mc
-    from tvrbench.signature import Signature, input_digest, text_digest
+    from tvrbench.signature import Signature, captions_digest, input_digest
 
     if kind not in MC_KINDS:
         raise InputError(None, f"unknown MC kind {kind!r}; choose one of {', '.join(MC_KINDS)}")
@@ -91,7 +91,7 @@ def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConf
         raise InputError(captions.source, f"no video can make a {kind} MC instance ({dict(split.dropped)})")
     signature = Signature({
         "kind": kind, "seed": config.seed, "options": config.n_options, "negatives": config.negatives_from,
-        "captions": text_digest(f"{c}\t{v}\t{t}" for c, v, t in zip(captions.caption_ids, captions.video_ids, captions.texts)),
+        "captions": captions_digest(captions),
         "contrast": input_digest("contrast", contrast_path) if contrast_path else "none",
     })  # fmt: skip
     write_mc(out, split.instances)
