@@ -17,7 +17,7 @@ from tvrbench.io.captions import read_captions, read_video_ids
 from tvrbench.io.inputs import named_paths, read_score_matrix, split_named_path
 from tvrbench.io.sidecars import sidecar_path
 from tvrbench.io.trec import write_run
-from tvrbench.signature import file_digest
+from tvrbench.signature import input_digest
 
 CAPTIONS, VIDEOS, FIRE = (str(sample_path(name)) for name in ("captions.csv", "videos.txt", "fire.json"))
 
@@ -85,7 +85,7 @@ def test_the_score_matrix_carries_its_name_digest_and_source():
     captions, video_ids = read_captions(CAPTIONS), read_video_ids(VIDEOS)
     scores = read_score_matrix(sample_path("scores_strong.npy"), captions.caption_ids, video_ids)
     assert (scores.name, scores.source, scores.values.shape) == ("strong", sample_path("scores_strong.npy"), (len(captions), len(video_ids)))
-    assert scores.digest == file_digest(sample_path("scores_strong.npy"), algorithm="xxh3")  # the signature's `scores`
+    assert scores.digest == input_digest("scores", sample_path("scores_strong.npy"))  # the signature's `scores`
 
 
 # --------------------------------------------------------------------------- sidecars

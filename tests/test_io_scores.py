@@ -8,7 +8,7 @@ import pytest
 from tvrbench.errors import InputError
 from tvrbench.io import scores as scores_module
 from tvrbench.io.scores import read_scores, read_scores_digest
-from tvrbench.signature import file_digest
+from tvrbench.signature import input_digest
 
 
 def save(tmp_path, array, name="scores.npy"):
@@ -55,7 +55,7 @@ def test_digest_of_the_loaded_bytes_equals_the_file_digest(tmp_path, matrix, tra
     with open(path, "ab") as handle:
         handle.write(trailing)
     loaded, digest = read_scores_digest(path)
-    assert digest == file_digest(path, algorithm="xxh3")
+    assert digest == input_digest("scores", path)
     assert np.array_equal(loaded, read_scores(path))
     path.write_bytes(path.read_bytes()[:-1] + b"\x01")  # one byte changed: another digest
     assert read_scores_digest(path)[1] != digest

@@ -18,7 +18,7 @@ from tvrbench.evaluation import EvaluationRun, Judgments, evaluate, evaluation_r
 from tvrbench.evaluation.metrics import NDCG, AveragePrecision, CorrectAt, GeometricMeanRank, JudgedAt, MeanNDCG
 from tvrbench.io.captions import read_captions, read_video_ids
 from tvrbench.io.fire import read_fire
-from tvrbench.signature import Signature, file_digest
+from tvrbench.signature import Signature, input_digest
 
 SAMPLE = Path(__file__).parents[1] / "tvrbench" / "data" / "sample"
 NAMES = [
@@ -185,7 +185,9 @@ def test_signature_and_json_from_python_equal_what_the_command_line_writes(tmp_p
 
     captions, video_ids = read_captions(files["queries"]), read_video_ids(files["videos"])
     fire = read_fire(files["fire"])
-    fields = {"scores": file_digest(files["scores"], algorithm="xxh3"), "fire": f"{'+'.join(fire.datasets())}:{file_digest(files['fire'])}"}
+    fields = {"queries_file": input_digest("queries", files["queries"]), "videos_file": input_digest("videos", files["videos"])}
+    fields |= {"scores": input_digest("scores", files["scores"]), "fire": input_digest("fire", files["fire"])}
+    fields["fire_dataset"] = "+".join(fire.datasets())
     result = evaluate(
         np.load(files["scores"]), Judgments.build(captions, video_ids, fire=fire), metrics=metrics.split(","), ap="fire", signature_fields=fields
     )

@@ -24,9 +24,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
-from tvrbench.signature import Signature, file_digest
+from tvrbench.signature import Signature, input_digest
 
-Sources = Mapping[str, str | Path | None]  # input name (queries, videos, scores, fire, ...) -> the file it was read from
+Sources = Mapping[str, str | Path | list[str | Path] | None]  # input name (queries, videos, scores, fire, ...) -> the file(s) it was read from
 
 
 class Result(Protocol):
@@ -74,17 +74,13 @@ class TablesOfJson:
         return self.tables[1:]
 
 
-def analysis_signature(
-    analysis: str, sources: Sources | None, inputs: Iterable[str], fields: Mapping[str, object], libraries: Iterable[str] = ("numpy",)
-) -> Signature:
-    """``analysis:NAME``, then the digest of each of ``inputs`` found in ``sources`` (in the order of
-    ``inputs``; score matrices by fast xxh3), then the settings ``fields``."""
+def analysis_signature(analysis: str, sources: Sources | None, fields: Mapping[str, object], libraries: Iterable[str] = ("numpy",)) -> Signature:
+    """``analysis:NAME``, then every input file in ``sources`` (in their order; the rule is
+    :func:`~tvrbench.signature.input_digest`), then the settings ``fields``."""
     signature = Signature({"analysis": analysis}, libraries=libraries)
-    for name in inputs:
-        path = (sources or {}).get(name)
-        if path is not None:
-            path = Path(path)
-            signature.add(name, file_digest(path, algorithm="xxh3" if path.suffix == ".npy" else "sha256"))
+    for name, paths in (sources or {}).items():
+        if paths:  # None or no file: the input was not given
+            signature.add(name, input_digest(name, paths))
     for key, value in fields.items():
         signature.add(key, value)
     return signature

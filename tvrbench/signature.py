@@ -44,7 +44,8 @@ def versions() -> dict[str, str]:
 
 
 def file_digest(path: str | Path, length: int = 12, algorithm: str = "sha256") -> str:
-    """Short digest of a file's bytes, so a signature pins the exact input used.
+    """Short digest of a file's bytes, so a signature pins the exact input used (which algorithm for
+    which input: :func:`input_digest`).
 
     ``xxh3`` (XXH3-128: ~25 GB/s here against SHA-256's ~1.7 GB/s; not cryptographic, which a
     signature does not need) is for score and relevance matrices, where SHA-256 took longer than
@@ -87,6 +88,32 @@ def text_digest(texts: Iterable[str], length: int = 12) -> str:
         digest.update(text.encode("utf-8"))
         digest.update(b"\0")
     return digest.hexdigest()[:length]
+
+
+def captions_digest(captions) -> str:
+    """The ``captions`` field of a command that pins the captions it read (ids, videos, texts) rather
+    than their file, so two formats of the same captions sign alike."""
+    return text_digest(f"{c}\t{v}\t{t}" for c, v, t in zip(captions.caption_ids, captions.video_ids, captions.texts))
+
+
+# The one pinning rule. Every input file a command reads enters its signature as one field, named
+# after the input (``queries``, ``videos``, ``scores``, ``fire``, ``qrels``, ``mc``, ...), whose value
+# is the file's digest; several files of one input (models given by repeated ``--scores``) are their
+# digests joined by ``,`` in the order given. Large arrays, whose SHA-256 would take longer than the
+# analysis, are digested by xxh3 (``xxh3:<hex>``); every other input by SHA-256 (bare ``<hex>``).
+BULK_INPUTS = frozenset({"scores", "relevance", "text_embeddings", "video_embeddings"})
+
+
+def input_algorithm(name: str) -> str:
+    """The digest algorithm of the input ``name`` (a score matrix or a TREC run alike: ``scores``)."""
+    return "xxh3" if name in BULK_INPUTS else "sha256"
+
+
+def input_digest(name: str, paths: str | Path | Iterable[str | Path]) -> str:
+    """The value of the input ``name``'s field: the digest of its file, or of each of its files."""
+    if isinstance(paths, (str, Path)):
+        return file_digest(paths, algorithm=input_algorithm(name))
+    return ",".join(input_digest(name, path) for path in paths)
 
 
 class Signature:

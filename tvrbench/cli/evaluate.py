@@ -22,7 +22,7 @@ from tvrbench.io.inputs import CaptionsReading, read_fire_dataset, read_score_ma
 from tvrbench.io.relevance import load_relevance
 from tvrbench.io.scores import require_finite
 from tvrbench.io.shards import is_sharded
-from tvrbench.signature import file_digest
+from tvrbench.signature import input_digest
 
 if TYPE_CHECKING:
     from tvrbench.evaluation import EvaluationResult
@@ -105,24 +105,25 @@ def evaluate_command(
         raise InputError(scores, "--workers/--scheduler evaluate sharded scores (a Zarr store or a folder of .npy row shards)")
     captions = reading.read(queries)
     video_ids = read_video_ids(videos)
+    files = {"queries_file": input_digest("queries", queries), "videos_file": input_digest("videos", videos)}  # queries, videos: the engine's counts
     if embedded:
         from tvrbench.evaluation.embeddings import read_embedding_scores
 
         matrix = read_embedding_scores(text_embeddings, video_embeddings, similarity, len(captions), len(video_ids))
-        fields = {}  # the engine signs the embeddings' digests and the similarity
+        fields = files  # the engine signs the embeddings' digests and the similarity
     else:
         model = read_score_matrix(scores, captions.caption_ids, video_ids, check_finite=False, sharded=True)  # the ranking pass checks every cell
-        matrix, fields = model.values, {"scores": model.digest}
+        matrix, fields = model.values, {**files, "scores": model.digest}
     fire_labels = None
     if fire is not None:
         fire_labels = read_fire_dataset(fire, captions, fire_dataset)
-        fields["fire"] = f"{'+'.join(fire_labels.datasets())}:{file_digest(fire)}"
+        fields["fire"], fields["fire_dataset"] = input_digest("fire", fire), "+".join(fire_labels.datasets())
     qrels_labels = None
     if qrels is not None:
         from tvrbench.io.trec import read_qrels
 
         qrels_labels = read_qrels(qrels)
-        fields["qrels"] = file_digest(qrels)
+        fields["qrels"] = input_digest("qrels", qrels)
     judgments = Judgments.build(captions, video_ids, fire=fire_labels, qrels=qrels_labels, videos_source=str(videos))
     relevance_matrix = None
     if relevance is not None:

@@ -135,7 +135,7 @@ class Inputs:
     video_ids: list[str]
     scores: dict[str, ScoreMatrix]
     labels: object  # FireLabels or None
-    sources: dict[str, Optional[Path]]
+    sources: dict[str, Optional[Path] | list[Path]]  # scores: one file per --scores, in the order given
 
     @property
     def models(self) -> dict[str, np.ndarray]:
@@ -213,6 +213,7 @@ def read_inputs(
         raise InputError(None, "give a model: --scores, or --text-embeddings and --video-embeddings")
     captions, video_ids = reading.read(queries), read_video_ids(videos)
     models = read_score_matrices(scores or (), "--scores", captions.caption_ids, video_ids)
+    score_files = [model.source for model in models.values()]  # embeddings: the engine signs them
     for name, model in (embeddings.read(captions.caption_ids, video_ids) if embeddings else {}).items():
         if name in models:
             raise InputError(None, f"the model name {name!r} is given to --scores and to --text-embeddings; name each model with NAME=PATH")
@@ -222,5 +223,4 @@ def read_inputs(
     if fire is None and fire_required:
         raise InputError(None, "this analysis needs FIRE labels: give --fire F.json")
     labels = None if fire is None else read_fire_dataset(fire, captions, dataset)
-    one_model = next(iter(models.values())).source if len(models) == 1 and scores else None  # embeddings: the engine signs them
-    return Inputs(captions, video_ids, models, labels, {"queries": queries, "videos": videos, "scores": one_model, "fire": fire})
+    return Inputs(captions, video_ids, models, labels, {"queries": queries, "videos": videos, "scores": score_files, "fire": fire})

@@ -45,9 +45,9 @@ def plot_files(paths: list[Path]) -> list[Path]:
 def mc_picks(path: Path, analyses: dict[str, object], n: int) -> dict[str, list[int]]:
     """Each ``mc score`` JSON among the analyses that scored this split (its signature names the
     split's digest): the option it chose for every instance."""
-    from tvrbench.signature import file_digest
+    from tvrbench.signature import input_digest
 
-    field = f"|mc:{file_digest(path)}|"
+    field = f"|mc:{input_digest('mc', path)}|"
     return {
         name: value["picks"]
         for name, value in analyses.items()

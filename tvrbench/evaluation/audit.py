@@ -299,7 +299,5 @@ def audit_split(
     fields = {"seed": seed, "folds": FOLDS, "lm": language_model.name, "scorers": list(scorers)}
     if "blind" in scorers:
         fields["similarity"] = config.blind_model
-    signature = analysis_signature(
-        "mc-audit", sources, ["mc", "mc_sidecar", "reference", "reference_sidecar"], fields, ("numpy", "scikit-learn", "sentence-transformers")
-    )
+    signature = analysis_signature("mc-audit", sources, fields, ("numpy", "scikit-learn", "sentence-transformers"))
     return SplitAudit(splits, signature)

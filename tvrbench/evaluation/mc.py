@@ -200,7 +200,7 @@ def score_mc_file(
     """
     from tvrbench.io.mc import read_mc
     from tvrbench.resources import sentence_model
-    from tvrbench.signature import file_digest
+    from tvrbench.signature import captions_digest, input_digest
 
     if (scores_path is None) == (scorer is None):
         raise InputError(None, f"give exactly one of --scores S.npy and --scorer {'|'.join(SCORERS)}")
@@ -231,8 +231,9 @@ def score_mc_file(
         fields["lm"] = language_model.name
     figures = score_mc(instances, scores, contrast_options, records, load_model if contrast_options else None, config.similar_fraction, saved_facts)
     signature = Signature({
-        "mc": file_digest(mc_path), "scores": file_digest(scores_path) if scores_path else f"scorer={scorer}", **fields,
-        "ties": "strict", "similarity": config.blind_model,
+        "mc": input_digest("mc", mc_path), "scores": input_digest("scores", scores_path) if scores_path else f"scorer={scorer}", **fields,
+        **({"contrast": input_digest("contrast", contrast_path)} if contrast_path else {}),
+        **({"captions": captions_digest(captions)} if captions is not None else {}), "ties": "strict", "similarity": config.blind_model,
     }, ("numpy", "sentence-transformers"))  # fmt: skip
     return MCScore(figures, signature, blind_reference)
 

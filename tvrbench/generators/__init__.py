@@ -74,7 +74,7 @@ def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConf
     from tvrbench.generators.records import read_sidecar
     from tvrbench.io.atomic import write_json
     from tvrbench.io.mc import write_mc
-    from tvrbench.signature import Signature, file_digest, text_digest
+    from tvrbench.signature import Signature, captions_digest, input_digest
 
     if kind not in MC_KINDS:
         raise InputError(None, f"unknown MC kind {kind!r}; choose one of {', '.join(MC_KINDS)}")
@@ -91,8 +91,8 @@ def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConf
         raise InputError(captions.source, f"no video can make a {kind} MC instance ({dict(split.dropped)})")
     signature = Signature({
         "kind": kind, "seed": config.seed, "options": config.n_options, "negatives": config.negatives_from,
-        "captions": text_digest(f"{c}\t{v}\t{t}" for c, v, t in zip(captions.caption_ids, captions.video_ids, captions.texts)),
-        "contrast": file_digest(contrast_path) if contrast_path else "none",
+        "captions": captions_digest(captions),
+        "contrast": input_digest("contrast", contrast_path) if contrast_path else "none",
     })  # fmt: skip
     write_mc(out, split.instances)
     write_json(sidecar_path(out), split.sidecar(str(signature), kind, saved.get("plausibility"), saved.get("audit")))
@@ -104,10 +104,10 @@ def import_mc_file(tsv: str | Path, out: str | Path, name: str):
     from tvrbench.generators.mc import infer_contrast_option
     from tvrbench.io.atomic import write_json
     from tvrbench.io.mc import read_mc, write_mc
-    from tvrbench.signature import Signature, file_digest
+    from tvrbench.signature import Signature, input_digest
 
     instances = read_mc(tsv)
-    signature = Signature({"kind": name, "imported": file_digest(tsv)})
+    signature = Signature({"kind": name, "imported": input_digest("imported", tsv)})
     write_mc(out, instances)
     write_json(sidecar_path(out), {
         "signature": str(signature), "kind": name, "source": str(tsv), "counts": {"instances": len(instances)},

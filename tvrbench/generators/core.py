@@ -31,7 +31,7 @@ from tvrbench.generators.base import CaptionItem, ContrastSearch, Outcome
 from tvrbench.generators.lm import LanguageModel, load_language_model
 from tvrbench.generators.records import ContrastRecord
 from tvrbench.io.captions import Captions
-from tvrbench.signature import Signature, text_digest
+from tvrbench.signature import Signature, captions_digest, text_digest
 
 
 def check_texts(captions: Captions) -> None:
@@ -52,8 +52,7 @@ def as_captions(captions: Captions | Sequence[str]) -> Captions:
 def contrast_signature(kind: str, captions: Captions, settings: dict, libraries: tuple[str, ...], **fields) -> Signature:
     """Kind, inputs (by digest), settings (by digest, in full in the sidecar) and versions."""
     digest = text_digest(json.dumps(settings, sort_keys=True).splitlines())
-    inputs = text_digest(f"{c}\t{v}\t{t}" for c, v, t in zip(captions.caption_ids, captions.video_ids, captions.texts))
-    return Signature({"kind": kind, "captions": inputs, "n": len(captions), "settings": digest, **fields}, libraries)
+    return Signature({"kind": kind, "captions": captions_digest(captions), "n": len(captions), "settings": digest, **fields}, libraries)
 
 
 class ContrastGenerator:

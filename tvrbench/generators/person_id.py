@@ -150,11 +150,11 @@ class PersonIdContrasts(ContrastGenerator):
     kind = "id"
 
     def __init__(self, characters_path: str | Path, config: PersonIdConfig = PersonIdConfig(), train_captions: Captions | None = None):
-        from tvrbench.signature import file_digest
+        from tvrbench.signature import input_digest
 
         super().__init__(config)
         self.characters = read_characters(characters_path)
-        self.characters_digest = file_digest(characters_path)
+        self.characters_digest = input_digest("characters", characters_path)
         self.counts = name_counts(train_captions.texts, self.characters) if train_captions is not None else None
 
     @functools.cached_property

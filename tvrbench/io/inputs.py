@@ -94,7 +94,7 @@ class ScoreMatrix:
 
     name: str
     values: np.ndarray | ScoreShards  # shards: a matrix too big for memory, read shard by shard
-    digest: str  # xxh3 of the file, as the signature's ``scores`` field
+    digest: str  # the signature's ``scores`` field (:func:`~tvrbench.signature.input_digest`)
     source: Path
 
 
@@ -108,7 +108,7 @@ def read_score_matrix(
 
     ``check_finite=False`` leaves the check of every cell to a ranking pass that reads them anyway.
     """
-    from tvrbench.signature import file_digest
+    from tvrbench.signature import input_digest
 
     path = Path(path)
     if is_sharded(path):
@@ -117,7 +117,7 @@ def read_score_matrix(
     elif path.suffix.lower() in RUN_SUFFIXES:
         from tvrbench.io.trec import read_run, run_to_matrix
 
-        values, digest = run_to_matrix(read_run(path), caption_ids, video_ids), file_digest(path, algorithm="xxh3")
+        values, digest = run_to_matrix(read_run(path), caption_ids, video_ids), input_digest("scores", path)
     else:
         from tvrbench.io.scores import read_scores_digest
 

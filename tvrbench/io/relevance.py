@@ -23,7 +23,7 @@ from tvrbench.io.files import string_list
 from tvrbench.io.scores import read_scores
 from tvrbench.io.shards import read_zarr_matrix
 from tvrbench.io.sidecars import open_sidecar, sidecar_path
-from tvrbench.signature import file_digest
+from tvrbench.signature import input_digest
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -51,7 +51,7 @@ class Relevance:
     @cached_property
     def digest(self) -> str:
         """The file's, store's or folder's ``xxh3`` digest, read when asked for (the signature's)."""
-        return file_digest(self.source, algorithm="xxh3")
+        return input_digest("relevance", self.source)
 
 
 def open_relevance(path: str | Path, require_sidecar: bool = False) -> Relevance:

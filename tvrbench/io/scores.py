@@ -19,7 +19,7 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.io.files import PICKLE_MAGIC, require_file
-from tvrbench.signature import bytes_digest, file_digest
+from tvrbench.signature import bytes_digest, input_algorithm, input_digest
 
 PICKLE_MESSAGE = "contains Python objects (pickle); tvrbench never unpickles input"
 BLOCK_VALUES = 1 << 22  # values checked per block: bounded extra memory whatever the matrix size
@@ -45,7 +45,7 @@ def read_scores(path: str | os.PathLike, shape: tuple[int, int] | None = None, c
 
 
 def read_scores_digest(path: str | os.PathLike, shape: tuple[int, int] | None = None, check_finite: bool = True) -> tuple[np.ndarray, str]:
-    """:func:`read_scores` and the file's ``xxh3`` :func:`~tvrbench.signature.file_digest`."""
+    """:func:`read_scores` and the file's digest as an input matrix (:func:`~tvrbench.signature.input_digest`)."""
     return _read(Path(path), shape, check_finite, digest=True)
 
 
@@ -96,13 +96,14 @@ def _read(path: Path, shape: tuple[int, int] | None, check_finite: bool, digest:
 
 
 def _loaded_digest(path: Path, offset: int, stored: np.ndarray) -> str:
-    """The ``xxh3`` file digest from the header's bytes and the loaded array's (the file's data, in
-    the file's order); read again only if the file holds bytes past the array."""
+    """The file's digest as an input matrix (:func:`~tvrbench.signature.input_digest`), from the
+    header's bytes and the loaded array's (the file's data, in the file's order); read again only if
+    the file holds bytes past the array."""
     with open(path, "rb") as handle:
         head = handle.read(offset)
         if handle.seek(0, os.SEEK_END) != offset + stored.nbytes:
-            return file_digest(path, algorithm="xxh3")
-    return bytes_digest((head, stored.reshape(-1, order="A").view(np.uint8)), algorithm="xxh3")
+            return input_digest("scores", path)
+    return bytes_digest((head, stored.reshape(-1, order="A").view(np.uint8)), algorithm=input_algorithm("scores"))
 
 
 def _load(path: Path, mmap_mode: str | None = None) -> np.ndarray:

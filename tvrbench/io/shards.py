@@ -23,7 +23,7 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.io.scores import check_shape, read_scores, score_dtype, score_header
-from tvrbench.signature import file_digest
+from tvrbench.signature import input_digest
 
 SHARD_SUFFIXES = (".zarr",)  # besides folders of .npy files
 
@@ -39,8 +39,8 @@ class ScoreShards:
 
     @cached_property
     def digest(self) -> str:
-        """The store's or folder's ``xxh3`` digest, read once (the signature and a checkpoint both use it)."""
-        return file_digest(self.source, algorithm="xxh3")
+        """The store's or folder's digest as scores, read once (the signature and a checkpoint both use it)."""
+        return input_digest("scores", self.source)
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -33,7 +33,7 @@ from tvrbench.generators.records import read_sidecar
 from tvrbench.io.files import read_json, string_list
 from tvrbench.io.relevance import open_relevance
 from tvrbench.io.sidecars import sidecar_path
-from tvrbench.signature import Signature, file_digest
+from tvrbench.signature import Signature, input_digest
 
 KINDS = ("mc", "contrast", "relevance", "qrels", "results")
 RELEVANCE_FORMS = ("long", "top-k")
@@ -218,7 +218,7 @@ def relevance_artifact(
         "relevance",
         pa.table(arrays),
         str(path),
-        sidecar.get("signature") or Signature({"matrix": f"{path.name}:{file_digest(path)}"}),
+        sidecar.get("signature") or Signature({"matrix": f"{path.name}:{input_digest('relevance', path)}"}),
         f"Graded relevance in [0, 1] of (`row_id`, `column_id`) pairs: rows are {rows_are}, columns are {columns_are}; "
         f"{shown}{' (`rank` 1 = most relevant, ties by column order)' if form == 'top-k' else ''}. "
         "Pairs left out have relevance 0" + (" or lie below the row's top k." if form == "top-k" else "."),
@@ -272,7 +272,7 @@ def qrels_artifact(path: str | Path, name: str | None = None) -> Artifact:
         queries,
         config_name("qrels", name, path),
         str(path),
-        sidecar.get("signature") or Signature({"qrels": f"{path.name}:{file_digest(path)}"}),
+        sidecar.get("signature") or Signature({"qrels": f"{path.name}:{input_digest('qrels', path)}"}),
         sidecar,
     )
 
@@ -285,7 +285,7 @@ def fire_qrels_artifact(path: str | Path, name: str | None = None, captions=None
     path = Path(path)
     qrels, metadata, _ = fire_to_qrels(read_fire(path), rule, disagreements, captions)
     fields = {
-        "fire": f"{path.name}:{file_digest(path)}",
+        "fire": f"{path.name}:{input_digest('fire', path)}",
         "rule": rule,
         "disagreements": disagreements,
         "query_ids": "caption_ids" if captions is not None else "text_digest",
@@ -373,7 +373,7 @@ def results_artifact(path: str | Path, name: str | None = None) -> Artifact:
         "results",
         table,
         str(path),
-        _recorded_signature(signatures[0], path) if len(signatures) == 1 else Signature({"results": f"{path.name}:{file_digest(path)}"}),
+        _recorded_signature(signatures[0], path) if len(signatures) == 1 else Signature({"results": f"{path.name}:{input_digest('results', path)}"}),
         "Evaluation results, one row per (model, metric): `value` with every label used, `original` with the "
         "original pairs only and `delta` their difference (null when only the original labels were used); "
         "`signature` names every setting and version behind the number.",

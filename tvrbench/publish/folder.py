@@ -27,7 +27,7 @@ from tvrbench.io.atomic import atomic_write, naming, write_json
 from tvrbench.io.outputs import Output, check_outputs, safe_name
 from tvrbench.publish.artifacts import Artifact
 from tvrbench.publish.card import render_card
-from tvrbench.signature import Signature
+from tvrbench.signature import Signature, input_digest
 
 MANIFEST = ".tvrbench-publish.json"
 _WRITTEN = re.compile(r"README\.md|data/[a-z0-9][a-z0-9_-]*/[A-Za-z0-9_][A-Za-z0-9_.+@=-]*-00000-of-00001\.parquet")
@@ -67,6 +67,8 @@ def write_dataset(
         {"split": split, "license": license or "unset", "configs": ",".join(f"{a.config}={a.kind}:{a.table.num_rows}" for a in artifacts)},
         libraries=("pyarrow",),
     )
+    for artifact in artifacts:  # each input file, pinned under its config's name
+        signature.add(artifact.config, input_digest(artifact.kind, artifact.source))
     staging = _staging(out)
     try:
         for artifact in artifacts:

@@ -86,7 +86,6 @@ def overlap_train(
         inputs = read_inputs(reading, queries, videos, scores, fire_path, dataset)
     figure8 = {"scores": inputs.pair(), "judgments": inputs.judgments, "dataset": inputs.dataset} if inputs else {}
     test_captions, train_captions = inputs.captions if inputs else reading.read(queries), reading.read(train, filter_videos=False)
-    result = train_overlap_analysis(
-        test_captions, train_captions, settings, sources={"queries": queries, "train": train, "fire": fire_path}, **figure8
-    )
+    read = {"videos": videos, "scores": inputs.sources["scores"], "fire": fire_path} if inputs else {}  # Figure 8's inputs
+    result = train_overlap_analysis(test_captions, train_captions, settings, sources={"queries": queries, "train": train, **read}, **figure8)
     write_result(result, json_out, plots, settings.plots)

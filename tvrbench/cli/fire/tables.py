@@ -53,7 +53,7 @@ def compare(
 
     settings = read_fire_settings(config, None, metrics=split_list(metrics), ties=ties, ap=ap)
     inputs = given.read()
-    result = compare_analysis(inputs.models, inputs.judgments, settings)
+    result = compare_analysis(inputs.models, inputs.judgments, settings, inputs.sources)
     write_result(result, json_out)
     if csv_out:
         with atomic_write(csv_out) as out:
@@ -91,4 +91,4 @@ def pooling(given: ModelInputs, metrics: Optional[str] = METRICS, config: Option
 
     settings = read_fire_settings(config, None, metrics=split_list(metrics))
     inputs = given.read()
-    write_result(pooling_analysis(inputs.models, inputs.captions, inputs.video_ids, inputs.labels, settings), json_out)
+    write_result(pooling_analysis(inputs.models, inputs.captions, inputs.video_ids, inputs.labels, settings, inputs.sources), json_out)

@@ -146,4 +146,4 @@ class AgreementResult(TablesOfJson):
 
 def agreement_analysis(fire, rule: str = "file", sources: Sources | None = None) -> AgreementResult:
     """Table 2 with its signature (``sources["fire"]``: the FIRE file, whose digest the signature pins)."""
-    return AgreementResult(agreement(fire, rule), analysis_signature("fire-agreement", sources, ["fire"], {"rule": rule, "alpha": "nominal"}))
+    return AgreementResult(agreement(fire, rule), analysis_signature("fire-agreement", sources, {"rule": rule, "alpha": "nominal"}))

@@ -225,7 +225,6 @@ def bootstrap_analysis(
     signature = analysis_signature(
         "fire-bootstrap",
         sources,
-        ["queries", "videos", "scores", "fire"],
         {"sizes": boot.sizes, "resamples": boot.resamples, "seed": boot.seed, "confidence": boot.confidence, "engine": result.signature.nested()},
     )
     return BootstrapResult(model, by_metric, signature)
@@ -272,9 +271,6 @@ def paired_analysis(scores: dict[str, np.ndarray], judgments, settings: FireConf
         for m in names
     }
     signature = analysis_signature(
-        "fire-paired",
-        sources,
-        ["queries", "videos", "fire"],
-        {"resamples": boot.resamples, "seed": boot.seed, "confidence": boot.confidence, "engine": result_a.signature.nested()},
+        "fire-paired", sources, {"resamples": boot.resamples, "seed": boot.seed, "confidence": boot.confidence, "engine": result_a.signature.nested()}
     )
     return PairedResult(name_a, name_b, tests, signature)

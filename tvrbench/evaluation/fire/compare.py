@@ -13,7 +13,7 @@ import io
 from dataclasses import dataclass
 
 from tvrbench.evaluation.fire.config import FireConfig
-from tvrbench.results import Table, TablesOfJson
+from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature
 from tvrbench.signature import Signature
 
 RANK_METRICS = ("MdR", "MnR")
@@ -80,10 +80,12 @@ def comparison_tables(payload: dict) -> list[Table]:
 
 @dataclass(frozen=True)
 class ComparisonResult(TablesOfJson):
-    """Table 1: the engine's result per model; each model's own signature (no single one: one run per model)."""
+    """Table 1: the engine's result per model, each with its own signature (one run per model), and
+    the table's ``signature``, which pins the inputs."""
 
     results: dict
     metrics: list[str]
+    signature: Signature
     tables_of = staticmethod(comparison_tables)
 
     @property
@@ -96,14 +98,17 @@ class ComparisonResult(TablesOfJson):
 
     def to_json(self) -> dict:
         rows = self.long_rows
-        return {"rows": rows, "table": comparison_table(rows), "signatures": {n: str(s) for n, s in self.signatures.items()}}
+        signatures = {name: str(signature) for name, signature in self.signatures.items()}
+        return {"rows": rows, "table": comparison_table(rows), "signatures": signatures, "signature": str(self.signature)}
 
     def to_csv(self) -> str:
         return comparison_csv(self.long_rows)
 
 
-def compare_analysis(scores: dict, judgments, settings: FireConfig | None = None) -> ComparisonResult:
-    """Table 1 for ``{model: score matrix}``."""
+def compare_analysis(scores: dict, judgments, settings: FireConfig | None = None, sources: Sources | None = None) -> ComparisonResult:
+    """Table 1 for ``{model: score matrix}`` (``sources``: the files they were read from, which the signature pins)."""
     settings = settings or FireConfig()
     results = compare_models(scores, judgments, settings.metrics, settings.ties, settings.ap)
-    return ComparisonResult(results, [settings.metric_name(metric) for metric in settings.metrics])
+    metrics = [settings.metric_name(metric) for metric in settings.metrics]
+    signature = analysis_signature("fire-compare", sources, {"models": list(results), "metrics": metrics, "ties": settings.ties})
+    return ComparisonResult(results, metrics, signature)

@@ -128,7 +128,7 @@ def fire_to_qrels(fire, rule: str = "file", disagreements: str = "omit", caption
 
 def qrels_signature(rule: str = "file", disagreements: str = "omit", sources: Sources | None = None) -> Signature:
     """The signature of a qrels conversion, kept in its metadata sidecar (``sources``: the FIRE file and captions)."""
-    return analysis_signature("fire-labels", sources, ["fire", "queries"], {"rule": rule, "disagreements": disagreements})
+    return analysis_signature("fire-labels", sources, {"rule": rule, "disagreements": disagreements})
 
 
 def write_metadata(path: str | Path, metadata: dict) -> None:

@@ -207,10 +207,7 @@ def length_analysis(
         f"Caption length ({opts.unit})",
     )
     signature = analysis_signature(
-        "fire-length",
-        sources,
-        ["queries", "videos", "fire"],
-        {"metric": metric, "unit": opts.unit, "bin_width": opts.bin_width, "engine": outcomes.engine.nested()},
+        "fire-length", sources, {"metric": metric, "unit": opts.unit, "bin_width": opts.bin_width, "engine": outcomes.engine.nested()}
     )
     positives = np.asarray(judgments.positive.sum(axis=1)).ravel()
     return LengthResult(dataset, caption_lengths(captions.texts, "words"), positives, opts.unit, outcomes, signature)

@@ -119,7 +119,5 @@ def overlap_analysis(scores: dict[str, np.ndarray], settings: FireConfig | None 
 
     opts = settings.overlap
     tops = {name: rank_top_k(matrix, opts.k) for name, matrix in scores.items()}
-    signature = analysis_signature(
-        "fire-overlap", sources, ["queries", "videos"], {"k": opts.k, "rbo": opts.rbo_variant, "p": opts.rbo_p, "ties": "stable"}
-    )
+    signature = analysis_signature("fire-overlap", sources, {"k": opts.k, "rbo": opts.rbo_variant, "p": opts.rbo_p, "ties": "stable"})
     return OverlapResult(prediction_overlap(tops, opts.rbo_p, opts.rbo_variant), opts.k, opts.rbo_p, opts.rbo_variant, signature)

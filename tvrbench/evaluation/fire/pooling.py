@@ -14,7 +14,7 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.evaluation.fire.config import FireConfig
-from tvrbench.results import Table, TablesOfJson
+from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature
 from tvrbench.signature import Signature
 
 
@@ -60,9 +60,11 @@ def pooling_tables(payload: dict) -> list[Table]:
 
 @dataclass(frozen=True)
 class PoolingResult(TablesOfJson):
-    """Table 4: two rows per model (all labels, the others' pools only), each with the engine's signature."""
+    """Table 4: two rows per model (all labels, the others' pools only), each with the engine's
+    signature, and the table's ``signature``, which pins the inputs."""
 
     long_rows: list[dict]
+    signature: Signature
     tables_of = staticmethod(pooling_tables)
 
     @property
@@ -70,10 +72,13 @@ class PoolingResult(TablesOfJson):
         return {(row["model"], row["labels"]): row["signature"] for row in self.long_rows}
 
     def to_json(self) -> dict:
-        return {"rows": [{**row, "signature": str(row["signature"])} for row in self.long_rows]}
+        return {"rows": [{**row, "signature": str(row["signature"])} for row in self.long_rows], "signature": str(self.signature)}
 
 
-def pooling_analysis(scores: dict, captions, video_ids, fire, settings: FireConfig | None = None) -> PoolingResult:
-    """Table 4 for ``{model: score matrix}``, models named as in the FIRE records' ``models`` field."""
+def pooling_analysis(scores: dict, captions, video_ids, fire, settings: FireConfig | None = None, sources: Sources | None = None) -> PoolingResult:
+    """Table 4 for ``{model: score matrix}``, models named as in the FIRE records' ``models`` field
+    (``sources``: the files they were read from, which the signature pins)."""
     settings = settings or FireConfig()
-    return PoolingResult(pooling_bias(scores, captions, video_ids, fire, settings.metrics, settings.ties, settings.ap))
+    rows = pooling_bias(scores, captions, video_ids, fire, settings.metrics, settings.ties, settings.ap)
+    metrics = [settings.metric_name(metric) for metric in settings.metrics]
+    return PoolingResult(rows, analysis_signature("fire-pooling", sources, {"models": list(scores), "metrics": metrics, "ties": settings.ties}))

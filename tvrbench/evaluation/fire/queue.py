@@ -147,7 +147,6 @@ def queue_analysis(
     signature = analysis_signature(
         "fire-queue",
         sources,
-        ["queries", "videos", "fire"],
         {"k": opts.k, "metric": metric, "effect_size": opts.effect_size, "sizes": boot.sizes, "resamples": boot.resamples, "seed": boot.seed},
     )
     return QueueResult(model, queue_records(chosen, scores, captions, video_ids, model), summary, signature)

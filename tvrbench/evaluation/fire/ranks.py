@@ -78,5 +78,5 @@ def ranks_analysis(
     scores: np.ndarray, judgments, max_rank: int = 50, model: str = "model", dataset: str = "FIRE", sources: Sources | None = None
 ) -> RanksResult:
     """Appendix G for one model's score matrix; ``dataset`` names the figure."""
-    signature = analysis_signature("fire-ranks", sources, ["queries", "videos", "fire"], {"max_rank": max_rank})
+    signature = analysis_signature("fire-ranks", sources, {"max_rank": max_rank})
     return RanksResult(model, dataset, max_rank, positive_ranks(scores, judgments, max_rank), signature)

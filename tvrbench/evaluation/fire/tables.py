@@ -1,9 +1,10 @@
 """The tables of a FIRE analysis's JSON file, whichever analysis wrote it (what ``tvrbench report`` shows).
 
-An analysis is recognised by the ``analysis`` field of the signature in its JSON (``fire-bootstrap``); the
-two that carry only the engine's signatures by their shape: Table 1 (``rows``, ``table``, ``signatures``)
-and Table 4 (``rows`` of models and labels). Each table is built by the analysis's own ``*_tables``, the
-function its result object prints with, so the report and the command line show the same table.
+An analysis is recognised by the ``analysis`` field of the signature in its JSON (``fire-bootstrap``), the
+top-level one first; Table 1 and Table 4 written before they had their own signature (issue 25), which
+carry only the engine's, by their shape: ``rows``, ``table``, ``signatures`` and ``rows`` of models and
+labels. Each table is built by the analysis's own ``*_tables``, the function its result object prints
+with, so the report and the command line show the same table.
 """
 
 from __future__ import annotations
@@ -48,17 +49,22 @@ def analysis_of(payload) -> str | None:
     """Which FIRE analysis wrote ``payload`` (a key of :data:`TABLES`), or ``None``."""
     if not isinstance(payload, dict):
         return None
+    own = payload.get("signature")
+    if isinstance(own, str):
+        return _analysis_field(own)
     if set(payload) == {"rows", "table", "signatures"}:
         return "fire-compare"
     rows = payload.get("rows")
     if set(payload) == {"rows"} and isinstance(rows, list) and all(isinstance(r, dict) and "labels" in r for r in rows):
         return "fire-pooling"
-    for text in signatures_in(payload)[:1]:
-        try:
-            return Signature.parse(text).fields.get("analysis")
-        except ValueError:
-            return None
-    return None
+    return next((_analysis_field(text) for text in signatures_in(payload)[:1]), None)
+
+
+def _analysis_field(text: str) -> str | None:
+    try:
+        return Signature.parse(text).fields.get("analysis")
+    except ValueError:
+        return None
 
 
 def analysis_tables(payload) -> list[Table] | None:

@@ -134,5 +134,5 @@ def train_overlap_analysis(
             f"Mean similarity of the {opts.top} closest train captions (character {opts.ngram}-gram TF-IDF)",
         )
         fields.update({"metric": metric, "bin_width": opts.bin_width, "engine": figure8.engine.nested()})
-    signature = analysis_signature("fire-overlap-train", sources, ["queries", "train", "fire"], fields, libraries=("numpy", "scipy", "scikit-learn"))
+    signature = analysis_signature("fire-overlap-train", sources, fields, libraries=("numpy", "scipy", "scikit-learn"))
     return TrainOverlapResult(test_captions.caption_ids, similarity, length_correlations(similarity, test_captions.texts), figure8, signature)
