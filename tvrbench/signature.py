@@ -47,9 +47,9 @@ def file_digest(path: str | Path, length: int = 12, algorithm: str = "sha256") -
     """Short digest of a file's bytes, so a signature pins the exact input used (which algorithm for
     which input: :func:`input_digest`).
 
-    ``xxh3`` (XXH3-128: ~25 GB/s here against SHA-256's ~1.7 GB/s; not cryptographic, which a
-    signature does not need) is for score and relevance matrices, where SHA-256 took longer than
-    the ranking; its digest reads ``xxh3:<hex>`` so the signature names the algorithm. A folder (a
+    ``xxh3`` (XXH3-128: many times faster than SHA-256, docs/performance.md; not cryptographic,
+    which a signature does not need) is for score and relevance matrices, where SHA-256 took longer
+    than the ranking; its digest reads ``xxh3:<hex>`` so the signature names the algorithm. A folder (a
     Zarr store, Parquet partitions) digests as its files' relative names and bytes, in name order.
     """
     path = Path(path)

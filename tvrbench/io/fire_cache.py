@@ -1,7 +1,7 @@
 """Parsed FIRE columns kept under the cache folder, so a file is parsed once, not once per command.
 
 An entry is named by the reader's format version and the XXH3-128 digest of the file's bytes (the
-whole file is hashed on every read, about 25 GB/s), so an edited file, even one of the same size and
+whole file is hashed on every read, at disk speed), so an edited file, even one of the same size and
 time, is parsed afresh and never served from the cache. An entry is one msgpack document (msgspec):
 each column as its distinct values plus ``int32`` codes, the ids as raw ``int64`` bytes. Nothing is
 unpickled. An unreadable entry is parsed again and replaced. ``tvrbench fire cache --clear``

@@ -19,9 +19,9 @@ from tvrbench.results import analysis_signature
 from tvrbench.signature import Signature
 
 
-def _signature(study: str, files: dict[str, Path], fields: dict) -> Signature:
-    """``analysis:proxy-STUDY``, each input file's digest, then the settings."""
-    return analysis_signature(f"proxy-{study}", files, list(files), fields)
+def _signature(study: str, files: dict[str, Path | list[Path]], fields: dict) -> Signature:
+    """``analysis:proxy-STUDY``, each input's digest (the one pinning rule), then the settings."""
+    return analysis_signature(f"proxy-{study}", files, fields)
 
 
 def curve_study(matrices: dict[str, Path], steps: int) -> CurveStudy:
@@ -30,7 +30,7 @@ def curve_study(matrices: dict[str, Path], steps: int) -> CurveStudy:
 
     thresholds = np.linspace(0.0, 1.0, steps)
     curves = {name: relevant_count_curve(open_relevance(path, require_sidecar=True).dense(), thresholds) for name, path in matrices.items()}
-    return CurveStudy(thresholds, curves, _signature("curve", {f"matrix_{name}": path for name, path in matrices.items()}, {"steps": steps}))
+    return CurveStudy(thresholds, curves, _signature("curve", {"relevance": list(matrices.values())}, {"names": ",".join(matrices), "steps": steps}))
 
 
 def gmr_study(scores: dict[str, Path], relevance: Path, threshold: float) -> GmrStudy:
@@ -47,8 +47,8 @@ def gmr_study(scores: dict[str, Path], relevance: Path, threshold: float) -> Gmr
         name: gmr_bounds(read_score_matrix(path, sidecar["col_ids"], sidecar["row_ids"], name).values, matrix, caption_video, threshold)
         for name, path in scores.items()
     }
-    files = {"relevance": relevance, **{f"scores_{name}": path for name, path in scores.items()}}
-    return GmrStudy(threshold, bounds, _signature("gmr", files, {"threshold": threshold}))
+    files = {"relevance": relevance, "scores": list(scores.values())}
+    return GmrStudy(threshold, bounds, _signature("gmr", files, {"models": ",".join(scores), "threshold": threshold}))
 
 
 def _caption_video(sidecar: dict, row_index: dict[str, int], source: Path) -> np.ndarray:
@@ -70,7 +70,7 @@ def correlation_study(matrices: dict[str, Path]) -> CorrelationStudy:
     for i in range(len(loaded)):
         for j in range(i + 1, len(loaded)):
             values[i, j] = values[j, i] = proxy_correlation(loaded[i], loaded[j])
-    return CorrelationStudy(list(matrices), values, _signature("correlation", {f"matrix_{name}": path for name, path in matrices.items()}, {}))
+    return CorrelationStudy(list(matrices), values, _signature("correlation", {"relevance": list(matrices.values())}, {"names": ",".join(matrices)}))
 
 
 def human_score_study(kit: Path, rankings: Path) -> HumanAgreement:
