@@ -8,6 +8,8 @@ Left out, and why:
 - ``signature diff``, ``report``, ``demo``, ``doctor``, ``fire cache``: they write no signature (a diff
   reads signatures; a report shows them; the demo's steps are the commands below).
 - ``fire labels to-fire``: it writes FIRE JSON, a format that holds no signature.
+- ``proxy-study human-kit`` / ``human-score``: their inputs are a kit and annotators' rankings that
+  only people make; the kit's own signature is checked against its proxy's in tests/test_output_safety.py.
 """
 
 from __future__ import annotations
@@ -103,6 +105,7 @@ CHANGES = {  # a change's name -> (the file changed, how)
     "genderblind.npy": ("genderblind.npy", _change_cell),
     "relevance.npy": ("relevance.npy", _change_cell),
     "mc_scores.npy": ("mc_scores.npy", _change_cell),
+    "bow.npy": ("bow.npy", _change_cell),
     "mc/random.tsv": ("mc/random.tsv", _change_option),
     "contrast/gender.jsonl": ("contrast/gender.jsonl", lambda path: _change_text(path, '"caption_id": ', '"caption_id":  ')),  # JSON spacing
 }
@@ -130,6 +133,12 @@ QV_ONE = {**QV, "strong.npy": "scores"}
 EVALUATE = ("evaluate", *QUERIES, "--json", "{out}/out.json")
 MC_RANDOM = ("mc", "build", "--captions", "{dir}/captions.csv", "--kind", "random", "--out", "{dir}/mc/random.tsv")
 GENDER = ("contrast", "gender", "--captions", "{dir}/captions.csv", "--out", "{dir}/contrast/gender.jsonl")
+BOW = ("proxies", "--captions", "{dir}/captions.csv", "--proxy", "bow", "--level", "video", "--out", "{dir}/bow.npy")
+
+
+def _study(name: str, *args: str, inputs: dict[str, str]) -> Command:
+    return Command(f"proxy-study {name}", ("proxy-study", name, *args, "--json", "{out}/out.json"), inputs, before=(BOW,))
+
 
 COMMANDS = [
     Command(
@@ -205,6 +214,9 @@ COMMANDS = [
         {"captions.csv:text": "captions"},
         output="bow.json",
     ),
+    _study("curve", "--matrix", "BoW={dir}/bow.npy", inputs={"bow.npy": "relevance"}),
+    _study("correlation", "--matrix", "BoW={dir}/bow.npy", "--matrix", "again={dir}/bow.npy", inputs={"bow.npy": "relevance"}),
+    _study("gmr", "--scores", "strong={dir}/strong.npy", "--relevance", "{dir}/bow.npy", inputs={"bow.npy": "relevance", "strong.npy": "scores"}),
     Command(
         "publish",
         (
