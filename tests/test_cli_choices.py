@@ -1,5 +1,6 @@
 """Each choice is declared once, in the library: the command line's choices and their help come from
-its registries (proxies, levels, captions formats, MC kinds, scorers, similarities, FIRE label rules), so a name added
+its registries (proxies, levels, captions formats, MC kinds, scorers, similarities, FIRE label rules,
+tie rules, AP and nDCG variants, fusion policies), so a name added
 there reaches --help and is accepted without a second declaration to keep in step."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ REGISTRIES = {
     "tvrbench.evaluation.mc": ("SCORERS",),
     "tvrbench.evaluation.embeddings": ("SIMILARITIES",),
     "tvrbench.evaluation.fire.pairs": ("RULES",),
+    "tvrbench.evaluation.choices": ("TIE_RULES", "AP_VARIANTS", "NDCG_VARIANTS", "FUSION_POLICIES"),
 }
 # (command, option): where each registry's names must show, as choices or in the option's help.
 SHOWN = {
@@ -31,6 +33,10 @@ SHOWN = {
     "SCORERS": [("mc score", "--scorer")],
     "SIMILARITIES": [("fire compare", "--similarity"), ("fire bootstrap", "--similarity"), ("evaluate", "--similarity")],
     "RULES": [("fire agreement", "--rule"), ("fire labels to-qrels", "--rule")],
+    "TIE_RULES": [("evaluate", "--ties"), ("fire compare", "--ties")],
+    "AP_VARIANTS": [("evaluate", "--ap"), ("fire compare", "--ap")],
+    "NDCG_VARIANTS": [("evaluate", "--ndcg")],
+    "FUSION_POLICIES": [("evaluate", "--fusion")],
 }
 
 SCRIPT = """

@@ -16,6 +16,7 @@ from tvrbench.cli.inputs import FIRE_DATASET, ONE_TEXT_EMBEDDINGS, ONE_VIDEO_EMB
 from tvrbench.cli.outputs import FILE, print_result, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
+from tvrbench.evaluation.choices import AP_VARIANTS, FUSION_POLICIES, NDCG_VARIANTS, TIE_RULES, listed
 from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.io.captions import Captions, read_video_ids
 from tvrbench.io.inputs import CaptionsReading, read_fire_dataset, read_score_matrix
@@ -68,10 +69,10 @@ def evaluate_command(
         None, "--relevance", help="Graded relevance for nDCG: .npy, .npz, .zarr or .parquet (a proxy from `tvrbench proxies`)."
     ),
     metrics: str = typer.Option(None, "--metrics", help="Comma-separated, e.g. C@1,C@5,C@10,R@5,P@5,AP,MdR,MnR,GMR,nDCG,Judged@10."),
-    ndcg: str = typer.Option(None, "--ndcg", help="nDCG variant: epic | paper | full."),
-    ap: str = typer.Option(None, "--ap", help="AP variant: standard | fire (top 20, as the FIRE code)."),
-    ties: str = typer.Option(None, "--ties", help="Equal scores: stable | optimistic | pessimistic | average."),
-    fusion: str = typer.Option(None, "--fusion", help="Labels over a proxy: judged | relevant | none."),
+    ndcg: str = typer.Option(None, "--ndcg", help=f"nDCG variant: {listed(NDCG_VARIANTS)}."),
+    ap: str = typer.Option(None, "--ap", help=f"AP variant: {listed(AP_VARIANTS)} (fire: the top 20, as the FIRE code)."),
+    ties: str = typer.Option(None, "--ties", help=f"Equal scores: {listed(TIE_RULES)}."),
+    fusion: str = typer.Option(None, "--fusion", help=f"Labels over a proxy: {listed(FUSION_POLICIES)}."),
     per_query: Path = typer.Option(None, "--per-query", help="Also write every per-caption value as CSV."),
     config: Path = typer.Option(None, "--config", help="Settings YAML (see configs/evaluate.yaml); flags win."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),

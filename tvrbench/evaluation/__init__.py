@@ -13,9 +13,10 @@ __getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
         "embeddings": ("EmbeddingScores", "embedding_scores"),
-        "engine": ("FUSION_POLICIES", "EvaluationResult", "EvaluationRun", "evaluate", "evaluation_result"),
+        "choices": ("AP_VARIANTS", "FUSION_POLICIES", "NDCG_VARIANTS", "TIE_RULES"),
+        "engine": ("EvaluationResult", "EvaluationRun", "evaluate", "evaluation_result"),
         "labels": ("Judgments",),
-        "metrics": ("AP_VARIANTS", "DEFAULT_METRICS", "NDCG_VARIANTS", "Composite", "Metric", "RankedQueries", "parse_metric"),
-        "ranking": ("TIE_RULES", "rank_top_k", "target_ranks"),
+        "metrics": ("DEFAULT_METRICS", "Composite", "Metric", "RankedQueries", "parse_metric"),
+        "ranking": ("rank_top_k", "target_ranks"),
     },
 )

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
+from tvrbench.evaluation.choices import FUSION_POLICIES
 from tvrbench.evaluation.embeddings import EmbeddingScores
 from tvrbench.evaluation.labels import Judgments
 from tvrbench.evaluation.metrics import DEFAULT_METRICS, NDCG, AveragePrecision, Composite, MeanNDCG, Metric, RankedQueries, parse_metric
@@ -27,7 +28,6 @@ from tvrbench.io.shards import ScoreShards
 from tvrbench.results import TablesOfJson
 from tvrbench.signature import Signature
 
-FUSION_POLICIES = ("judged", "relevant", "none")
 _RELEVANCE_BLOCK_CELLS = 1 << 24  # cells of a dense relevance matrix fused and ranked at a time
 
 

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, ClassVar
 import numba
 import numpy as np
 
+from tvrbench.evaluation.choices import AP_VARIANTS, NDCG_VARIANTS
+
 if TYPE_CHECKING:
     from scipy import sparse
 
-AP_VARIANTS = ("standard", "fire")
-NDCG_VARIANTS = ("epic", "paper", "full")
 FIRE_AP_DEPTH = 20  # the released FIRE code ranks only the top 20
 
 # Per-query loops over the labelled items, compiled: each is the plain definition, and runs in

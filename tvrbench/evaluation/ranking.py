@@ -38,6 +38,8 @@ import numba
 import numpy as np
 from scipy import sparse
 
+from tvrbench.evaluation.choices import TIE_RULES
+
 _BLOCK = 64  # cells of a row screened together before any per-cell work
 _LINEAR = 64  # a line with up to this many targets: sort them in place, place a cell by counting
 # Rows with at most this many targets are counted (one sweep per target), not screened: up to about
@@ -48,7 +50,6 @@ _SEED_DEPTH = 64  # columns with at most this many targets get a lower bound fro
 _SEED_GROUPS_PER_TARGET = 2  # row groups per target in that sample (more: a tighter bound)
 _TILE = 64  # rows sampled together for those bounds ...
 _SEED_SAMPLE_STEP = 4  # ... one tile of rows in this many
-TIE_RULES = ("stable", "optimistic", "pessimistic", "average")
 _TIE_CODE = {name: code for code, name in enumerate(TIE_RULES)}
 
 

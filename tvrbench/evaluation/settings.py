@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import field_validator
 
 from tvrbench.config import Settings
+from tvrbench.evaluation.choices import ApVariant, FusionPolicy, NdcgVariant, TieRule
 from tvrbench.evaluation.metrics import DEFAULT_METRICS, parse_metric
 
 
 class EvaluateSettings(Settings):
     metrics: list[str] = list(DEFAULT_METRICS)
-    ties: Literal["stable", "optimistic", "pessimistic", "average"] = "stable"
-    ap: Literal["standard", "fire"] = "standard"
-    ndcg: Literal["epic", "paper", "full"] = "epic"
-    fusion: Literal["judged", "relevant", "none"] = "judged"
+    ties: TieRule = "stable"
+    ap: ApVariant = "standard"
+    ndcg: NdcgVariant = "epic"
+    fusion: FusionPolicy = "judged"
 
     @field_validator("metrics")
     @classmethod

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from tvrbench.config import Seed, Settings, load_settings
+from tvrbench.evaluation.choices import ApVariant, TieRule
 
 
 class OverlapConfig(Settings):
@@ -75,8 +76,8 @@ class FireConfig(Settings):
     """All FIRE analysis settings; ``metrics``, ``ties`` and ``ap`` are passed to the engine."""
 
     metrics: list[str] = ["C@1", "C@5", "C@10", "AP"]
-    ties: Literal["stable", "optimistic", "pessimistic", "average"] = "stable"
-    ap: Literal["standard", "fire"] = "standard"
+    ties: TieRule = "stable"
+    ap: ApVariant = "standard"
     overlap: OverlapConfig = OverlapConfig()
     bootstrap: BootstrapConfig = BootstrapConfig()
     length: LengthConfig = LengthConfig()
