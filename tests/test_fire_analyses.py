@@ -11,7 +11,8 @@ from test_fire_cli import make_sample
 
 from tvrbench.errors import InputError
 from tvrbench.evaluation import Judgments, evaluate
-from tvrbench.evaluation.fire.compare import compare_models, comparison_rows, comparison_table, format_cell
+from tvrbench.evaluation.fire.compare import comparison_rows, comparison_table, format_cell
+from tvrbench.evaluation.fire.config import FireConfig
 from tvrbench.evaluation.fire.length import OUTCOMES, bin_edges, caption_lengths, outcomes_by_bin, positives_by_length
 from tvrbench.evaluation.fire.pooling import labels_from_other_pools, pooled_models, pooling_bias
 from tvrbench.evaluation.fire.queue import build_queue, queue_records, unjudged_top_k, write_queue
@@ -127,7 +128,7 @@ def test_pooling_drops_only_the_models_own_pool(data):
 
 def test_compare_rows_come_from_the_engine(data):
     captions, videos, fire, scores, judgments = data
-    results = compare_models(scores, judgments, ["C@1", "MdR"])
+    results = {name: FireConfig().evaluate(matrix, judgments, ["C@1", "MdR"]) for name, matrix in scores.items()}
     rows = comparison_rows(results, ["C@1", "MdR"])
     direct = evaluate(scores["CE"], judgments, metrics=("C@1", "MdR"))
     ce = next(r for r in rows if r["model"] == "CE" and r["metric"] == "C@1")

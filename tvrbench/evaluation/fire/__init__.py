@@ -30,7 +30,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
             "queries_for_difference",
             "resample_means",
         ),
-        "compare": ("compare_analysis", "compare_models", "comparison_rows"),
+        "compare": ("compare_analysis", "comparison_rows"),
         "config": ("FireConfig", "load_config"),
         "labels": ("fire_to_qrels", "qrels_signature", "qrels_to_fire"),
         "length": ("caption_lengths", "length_analysis", "outcomes_by_bin", "positives_by_length", "two_model_outcomes"),

@@ -19,13 +19,6 @@ from tvrbench.signature import Signature
 RANK_METRICS = ("MdR", "MnR")
 
 
-def compare_models(scores: dict, judgments, metrics, ties: str = "stable", ap: str = "standard") -> dict:
-    """``{model: EvaluationResult}``; each result's ``original`` holds the original-label numbers."""
-    from tvrbench.evaluation import evaluate  # the engine (numba) only when models are scored, not to format a table
-
-    return {name: evaluate(matrix, judgments, metrics=tuple(metrics), ties=ties, ap=ap) for name, matrix in scores.items()}
-
-
 def comparison_rows(results: dict, metrics) -> list[dict]:
     """One row per (metric, model): ``with_fire``, ``original`` and ``delta``."""
     rows = []
@@ -108,7 +101,7 @@ class ComparisonResult(TablesOfJson):
 def compare_analysis(scores: dict, judgments, settings: FireConfig | None = None, sources: Sources | None = None) -> ComparisonResult:
     """Table 1 for ``{model: score matrix}`` (``sources``: the files they were read from, which the signature pins)."""
     settings = settings or FireConfig()
-    results = compare_models(scores, judgments, settings.metrics, settings.ties, settings.ap)
+    results = {name: settings.evaluate(matrix, judgments, settings.metrics) for name, matrix in scores.items()}  # with original labels too
     metrics = [settings.metric_name(metric) for metric in settings.metrics]
     signature = analysis_signature("fire-compare", sources, {"models": list(results), "metrics": metrics, "ties": settings.ties})
     return ComparisonResult(results, metrics, signature)
