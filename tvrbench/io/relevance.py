@@ -20,7 +20,7 @@ import numpy as np
 from tvrbench.errors import InputError
 from tvrbench.io.captions import Captions
 from tvrbench.io.files import string_list
-from tvrbench.io.scores import read_scores
+from tvrbench.io.scores import score_header
 from tvrbench.io.shards import read_zarr_matrix
 from tvrbench.io.sidecars import open_sidecar, sidecar_path
 from tvrbench.signature import input_digest
@@ -36,7 +36,7 @@ PARQUET_COLUMNS = ("query_id", "item_id", "score")  # a sparse proxy's Parquet p
 class Relevance:
     """A relevance matrix as stored (rows × columns in the file's order) and its sidecar (``{}`` when none)."""
 
-    values: np.ndarray | sp.csr_matrix  # sparse forms stay sparse: cells not stored are 0
+    values: np.ndarray | sp.csr_matrix  # a .npy memory-mapped, sparse forms sparse (cells not stored are 0)
     sidecar: dict
     source: Path
 
@@ -45,7 +45,7 @@ class Relevance:
         return self.values.shape
 
     def dense(self) -> np.ndarray:
-        """The matrix in memory, cells not stored as 0."""
+        """The matrix as an array, cells not stored as 0 (a .npy stays memory-mapped: the studies read it in row blocks)."""
         return self.values if isinstance(self.values, np.ndarray) else self.values.toarray()
 
     @cached_property
@@ -68,7 +68,7 @@ def open_relevance(path: str | Path, require_sidecar: bool = False) -> Relevance
     sidecar_file = sidecar_path(path)
     sidecar = open_sidecar(path, required=require_sidecar or suffix == ".parquet")
     if suffix == ".npy":
-        values = read_scores(path)
+        values = score_header(path)  # memory-mapped after every check that needs no values
     elif suffix == ".zarr":
         values = read_zarr_matrix(path)
     elif suffix == ".npz":
@@ -81,7 +81,7 @@ def open_relevance(path: str | Path, require_sidecar: bool = False) -> Relevance
         string_list(sidecar, "row_ids", sidecar_file, values.shape[0])
         string_list(sidecar, "col_ids", sidecar_file, values.shape[1])
     stored = values if isinstance(values, np.ndarray) else values.data
-    if not np.all((stored >= 0) & (stored <= 1)):
+    if stored.size and not (stored.min() >= 0 and stored.max() <= 1):  # NaN fails both; no cell-sized temporaries
         raise InputError(path, "relevance values must lie in [0, 1]")
     return Relevance(values, sidecar, path)
 
@@ -159,7 +159,7 @@ def load_relevance(path: Path, shape: tuple[int, int], captions: Captions, video
             matrix = matrix.T
     if matrix.shape != shape:
         raise InputError(path, f"has shape {matrix.shape}, expected {shape} (captions × videos)")
-    return np.ascontiguousarray(matrix), name
+    return np.require(matrix, requirements=("C_CONTIGUOUS", "WRITEABLE", "ENSUREARRAY")), name  # a memory map is read here
 
 
 def reorder(
