@@ -48,10 +48,14 @@ class ContrastRun(TablesOfJson):
     captions: str | None
     counts: dict[str, int]
     candidates_rejected: dict[str, int]
-    plausibility: Preference
     audit: PairAudit
     settings: dict
     tables_of = staticmethod(contrast_run_tables)
+
+    @property
+    def plausibility(self) -> Preference:
+        """How often a language model prefers the original to its contrast (the audit's LM preference)."""
+        return self.audit.lm_preference
 
     def to_json(self) -> dict:
         return {
@@ -122,8 +126,6 @@ def run_contrasts(generator: ContrastGenerator, captions: Captions, out: str | P
         done = [entry["record"] for entry in entries if entry["record"]]
         audit = audit_pairs([r["original"] for r in done], [r["contrast"] for r in done], generator.lm, generator.config.seed)
         counts = {"captions": len(captions), "records": len(captions) - sum(reasons.values()), **dict(sorted(reasons.items()))}
-        run = ContrastRun(
-            signature, kind, captions.source, counts, dict(sorted(rejected.items())), audit.lm_preference, audit, generator.config.model_dump()
-        )
+        run = ContrastRun(signature, kind, captions.source, counts, dict(sorted(rejected.items())), audit, generator.config.model_dump())
         records = writer.finish(captions.caption_ids, run.to_json())
     return records, run

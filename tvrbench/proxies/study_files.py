@@ -88,7 +88,7 @@ def human_kit_study(matrix_path: Path, captions: Captions, captions_path: Path, 
     """Supp. A: the annotators' kit from a video-level proxy and the captions file it was built from."""
     from tvrbench.proxies.studies import human_kit
     from tvrbench.proxies.video import VideoGroups
-    from tvrbench.signature import Signature, text_digest
+    from tvrbench.signature import text_digest
 
     proxy = open_relevance(matrix_path, require_sidecar=True)
     matrix, sidecar = proxy.dense(), proxy.sidecar
