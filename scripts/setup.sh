@@ -52,9 +52,9 @@ import numpy as np
 from tvrbench.data.demo import METRICS
 from tvrbench.evaluation import Judgments, evaluate
 from tvrbench.generators.config import WordNetGeneratorConfig
-from tvrbench.generators.counterfit import verb_vectors
-from tvrbench.generators.frames import wordnet_usage
-from tvrbench.generators.lexicon import LexiconSettings, verb_lexicon
+from tvrbench.generators.verb.counterfit import verb_vectors
+from tvrbench.generators.verb.evidence import wordnet_usage
+from tvrbench.generators.verb.lexicon import LexiconSettings, verb_lexicon
 from tvrbench.io.shards import open_shards
 from tvrbench.proxies.sets import IoUKernel, incidence
 sets = incidence([("a", "b"), ("b",)], {})

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from tvrbench.errors import MissingResource
-from tvrbench.generators import counterfit
-from tvrbench.generators.counterfit import CounterFitConfig, counter_fit, counter_fit_gradient, counter_fit_objective
+from tvrbench.generators.verb import counterfit
+from tvrbench.generators.verb.counterfit import CounterFitConfig, counter_fit, counter_fit_gradient, counter_fit_objective
 
 # Two antonyms that GloVe-like vectors put close together (0, 1), two synonyms far apart (2, 3),
 # and bystanders: 4 is an original neighbour of 2, 5 of 3, 6 of 4.
@@ -106,7 +106,9 @@ def home(tmp_path_factory):
         pytest.skip(str(error))
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TVRBENCH_HOME", str(tmp_path_factory.mktemp("tvrbench-home")))
-        yield counterfit.cache_dir()
+        from tvrbench.home import cache_dir
+
+        yield cache_dir()
 
 
 def raw_cosine(a: str, b: str) -> float:

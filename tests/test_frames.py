@@ -1,12 +1,15 @@
 """Argument frames of verb contrasts: what spaCy's parse says the original verb takes, and which verbs
-WordNet's frames, the usage tables, the Web bigrams and GloVe let fill it (tvrbench.generators.frames)."""
+WordNet's frames, the usage tables, the Web bigrams and GloVe let fill it (tvrbench.generators.verb.frames, .fit, .evidence)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from tvrbench.generators.frames import PERSON, VEHICLE, ArgumentFit, Association, VerbPhrases, frame_of, wordnet_usage
+from tvrbench.generators.verb.evidence import Association, wordnet_usage
+from tvrbench.generators.verb.fit import ArgumentFit
+from tvrbench.generators.verb.frames import PERSON, VEHICLE, frame_of
+from tvrbench.generators.verb.phrases import VerbPhrases
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +21,7 @@ def nlp():
 
 @pytest.fixture(scope="module")
 def fit():
-    from tvrbench.generators.lexicon import LexiconSettings, verb_lexicon
+    from tvrbench.generators.verb.lexicon import LexiconSettings, verb_lexicon
 
     classes, usage = wordnet_usage()
     return ArgumentFit(verb_lexicon(LexiconSettings(5, 100, 1)), usage, classes, 1.5)

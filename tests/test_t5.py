@@ -211,9 +211,9 @@ def candidate_of(doc, start: int, end: int, words: str, **details) -> Candidate:
 
 
 def test_park2022_preset_is_the_papers_and_is_stricter_than_ours(nlp):
-    from tvrbench.generators import filters
-    from tvrbench.generators.counterfit import verb_vectors
-    from tvrbench.generators.lexicon import LexiconSettings, verb_lexicon
+    from tvrbench.generators.verb import filters
+    from tvrbench.generators.verb.counterfit import verb_vectors
+    from tvrbench.generators.verb.lexicon import LexiconSettings, verb_lexicon
     from tvrbench.resources import sentence_model
 
     park = VerbConfig(preset="park2022")
@@ -239,10 +239,10 @@ def test_park2022_preset_is_the_papers_and_is_stricter_than_ours(nlp):
 
 
 def test_a_fill_without_a_verb_fails_has_verb_and_nothing_else(nlp):
-    from tvrbench.generators import filters
-    from tvrbench.generators.counterfit import verb_vectors
-    from tvrbench.generators.filters import TrainingFrequency
-    from tvrbench.generators.lexicon import LexiconSettings, verb_lexicon
+    from tvrbench.generators.verb import filters
+    from tvrbench.generators.verb.counterfit import verb_vectors
+    from tvrbench.generators.verb.filters import TrainingFrequency
+    from tvrbench.generators.verb.lexicon import LexiconSettings, verb_lexicon
     from tvrbench.resources import sentence_model
 
     doc = nlp("a man is smiling while playing a guitar")

@@ -168,8 +168,16 @@ def spacy_pipeline_id(nlp) -> str:
 # --------------------------------------------------------------------------- torch and transformers
 
 
+# oneDNN keeps a compiled kernel per matrix shape (1,024 by default). A bf16 language model judging
+# verb candidates meets thousands of shapes, and a 1,000-caption run grew past 8 GB; 64 keep it flat at
+# the same speed (docs/performance.md). Set before the first model runs; a user's own value wins.
+ONEDNN_CACHES = {"ONEDNN_PRIMITIVE_CACHE_CAPACITY": "64", "LRU_CACHE_CAPACITY": "64"}
+
+
 def transformers_library():
     """The ``transformers`` module; it, or torch, missing is a MissingResource naming the pip install."""
+    for name, value in ONEDNN_CACHES.items():
+        os.environ.setdefault(name, value)
     try:
         import torch  # noqa: F401
         import transformers

@@ -4,15 +4,20 @@
   and whatever else a kind needs per caption (the movie, the listed names);
 * a :class:`TargetFinder` says which words of a caption may change (gendered nouns, names,
   verb phrases);
-* a :class:`CandidateGenerator` says what one target may become (a table, WordNet, T5 beams);
-* :class:`Constraint` objects say what a candidate must satisfy (has a verb, fluent, meaning
-  changed), each returning a pass/fail and a score that the record keeps;
+* a :class:`CandidateSource` says what one target may become (a table, WordNet, T5 beams);
+* :class:`Constraint` objects say what a candidate must satisfy, each returning a pass/fail and a
+  score that the record keeps: the search's *constraints* are checked on every candidate (cheap
+  ones: no model), its *filters* only as far as needed (a language model, sentence embeddings);
+* a :class:`Ranker` says in which order a target's candidates are tried (a seeded shuffle, a
+  weighted draw, the source's own rank);
 * :class:`ContrastSearch` ties them together: targets in a seeded order, each target's candidates
-  in a seeded order (or in the generator's rank order), and the first candidate that passes every
-  constraint becomes the contrast. Taking the first survivor of a uniform random permutation is a
-  uniform choice among the survivors, so constraints are only evaluated until one passes.
+  that pass the constraints in the ranker's order, and the first that passes every filter becomes
+  the contrast. Taking the first survivor of a random order drawn with weights is a draw among the
+  survivors with those weights, so filters are only evaluated until one passes.
 
-A new contrast kind is a finder and a generator (and constraints if needed), put together by a
+What a whole set must satisfy (no substitute in more than a share of the records) is the generator's
+set policy (:class:`~tvrbench.generators.core.SubstituteCap`). A new contrast kind is a finder and a
+source (and constraints, filters and a ranker if needed), put together in one recipe by a
 :class:`~tvrbench.generators.core.ContrastGenerator`; nothing else changes.
 """
 
@@ -69,11 +74,13 @@ class Request:
 @dataclass
 class Candidate:
     """One possible contrast: the original with ``replacements`` applied (``edit`` is built when read:
-    a search makes hundreds of candidates per caption and keeps one)."""
+    a search makes hundreds of candidates per caption and keeps one). ``checks`` gathers what each
+    constraint and filter said of it, as the record keeps it."""
 
     request: Request
     replacements: tuple[Replacement, ...]
     details: dict = field(default_factory=dict)
+    checks: dict[str, dict] = field(default_factory=dict)
 
     @functools.cached_property
     def text(self) -> str:
@@ -86,6 +93,10 @@ class Candidate:
     @property
     def original(self) -> str:
         return self.request.item.text
+
+    def copy(self) -> "Candidate":
+        """The same candidate with its own details and checks, for another search to fill in."""
+        return Candidate(self.request, self.replacements, dict(self.details), dict(self.checks))
 
 
 @dataclass(frozen=True)
@@ -104,20 +115,56 @@ class TargetFinder(Protocol):
     def find(self, item: CaptionItem) -> list[Target]: ...
 
 
-class CandidateGenerator(Protocol):
+class CandidateSource(Protocol):
     name: str
 
     def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]: ...
 
 
 class Constraint(Protocol):
-    """A generator or constraint may also have ``clear_cache()`` (as in TextAttack): the search calls
-    it before each chunk, so that values a model computes in batches (sentence embeddings, causal-LM
-    scores, which differ in the last float bits with the batch's other texts) depend only on the chunk."""
+    """Checks a batch of candidates. A part whose results depend on what else shares a model's batch
+    (sentence embeddings, language-model scores) batches each target's candidates alone, so that a
+    caption's contrast never depends on the captions around it (:func:`by_target`); a part that
+    keeps such results per target has ``clear_cache()``, which the search calls before each chunk."""
 
     name: str
 
     def check(self, candidates: Sequence[Candidate]) -> list[Check]: ...
+
+
+class Ranker(Protocol):
+    """The order a target's candidates are tried in; a random one draws from the caption's own stream."""
+
+    name: str
+
+    def order(self, request: Request, candidates: list[Candidate]) -> list[Candidate]: ...
+
+
+class SeededShuffle:
+    """A uniform random order: the first survivor is a uniform choice among the survivors."""
+
+    name = "random"
+
+    def order(self, request: Request, candidates: list[Candidate]) -> list[Candidate]:
+        return [candidates[i] for i in request.rng.permutation(len(candidates))]
+
+
+class AsGiven:
+    """The source's own order (e.g. T5's beam scores)."""
+
+    name = "rank"
+
+    def order(self, request: Request, candidates: list[Candidate]) -> list[Candidate]:
+        return candidates
+
+
+def by_target(candidates: Sequence[Candidate]) -> dict[tuple[int, int], list[int]]:
+    """Positions of ``candidates`` grouped by their caption and target, in order: the batches a model
+    scores, so its results for a caption depend on that caption alone."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for k, candidate in enumerate(candidates):
+        groups.setdefault((candidate.request.item.index, candidate.request.target.start), []).append(k)
+    return groups
 
 
 def caption_rng(seed: int, caption_id: str) -> np.random.Generator:
@@ -151,40 +198,72 @@ class Outcome:
 
 
 class ContrastSearch:
-    """Targets → candidates → constraints → one contrast per caption (or a reason for none).
+    """Targets → candidates → constraints → ranker → filters: one contrast per caption (or a reason for none).
 
     ``target_order``: ``random`` tries a caption's targets in a seeded random order (a uniform choice
-    of target), ``first`` in sentence order. ``candidate_order``: ``random`` or ``rank`` (the
-    generator's order, e.g. beam score). ``block`` candidates per caption are checked in the first
-    round, twice as many in each next one up to ``max_block``; the result does not depend on either.
+    of target), ``first`` in sentence order. Every candidate of a target is checked against the
+    ``constraints``; the ranker orders those that pass; ``block`` of them per caption go through the
+    ``filters`` in the first round, twice as many in each next one up to ``max_block``, until one
+    passes them all or ``max_tried`` have been tried. The result does not depend on the block sizes,
+    and a model filter's batches are made of one target's candidates of one round, the same in
+    every run.
     """
 
     def __init__(
         self,
         kind: str,
         finder: TargetFinder,
-        generator: CandidateGenerator,
+        source: CandidateSource,
         constraints: Sequence[Constraint] = (),
+        ranker: Ranker = SeededShuffle(),
+        filters: Sequence[Constraint] = (),
         seed: int = 0,
         target_order: Literal["random", "first"] = "random",
-        candidate_order: Literal["random", "rank"] = "random",
         block: int = 2,
         max_block: int = 32,
+        max_tried: int | None = None,
     ):
         self.kind = kind
         self.finder = finder
-        self.generator = generator
+        self.source = source
         self.constraints = list(constraints)
+        self.ranker = ranker
+        self.filters = list(filters)
         self.seed = seed
         self.target_order = target_order
-        self.candidate_order = candidate_order
         self.block = block
         self.max_block = max(block, max_block)
+        self.max_tried = max_tried  # candidates per target the filters see (None: all)
+        self.eligible_lists: dict[tuple, tuple[list[Candidate], Counter]] = {}
+
+    def with_constraint(self, constraint: Constraint) -> "ContrastSearch":
+        """The same search with one more constraint, checked first (a set's over-used substitutes)."""
+        return ContrastSearch(self.kind, self.finder, self.source, [constraint, *self.constraints], self.ranker, self.filters,
+                              self.seed, self.target_order, self.block, self.max_block, self.max_tried)  # fmt: skip
+
+    def eligible(self, requests: Sequence[Request]) -> list[tuple[list[Candidate], Counter]]:
+        """Each request's candidates that pass every constraint, and how many each constraint turned
+        down. Kept per target: a whole-set pass (the verb kind's prior) and the search share them."""
+        keys = [(r.item.caption_id, r.item.text, r.target.start, r.target.end) for r in requests]
+        todo = {key: request for key, request in zip(keys, requests) if key not in self.eligible_lists}
+        todo_requests = list(todo.values())
+        for key, candidates in zip(todo, self.source.generate(todo_requests) if todo_requests else []):
+            turned_down: Counter = Counter()
+            for constraint in self.constraints:
+                if not candidates:
+                    break
+                verdicts = constraint.check(candidates)
+                for candidate, verdict in zip(candidates, verdicts):
+                    candidate.checks[constraint.name] = verdict.to_json()
+                turned_down[constraint.name] += sum(not verdict.passed for verdict in verdicts)
+                candidates = [candidate for candidate, verdict in zip(candidates, verdicts) if verdict.passed]
+            self.eligible_lists[key] = (candidates, turned_down)
+        return [([c.copy() for c in self.eligible_lists[key][0]], self.eligible_lists[key][1]) for key in keys]
 
     def run(self, items: Sequence[CaptionItem]) -> list[Outcome]:
         """Contrasts for ``items`` (a chunk, parsed), in their order. The result depends only on the
         chunk, so a resumed run ends byte-identical to an uninterrupted one."""
-        for part in (self.generator, *self.constraints):
+        for part in (self.source, *self.constraints, self.ranker, *self.filters):
             if hasattr(part, "clear_cache"):
                 part.clear_cache()
         outcomes: dict[int, Outcome] = {}
@@ -201,17 +280,17 @@ class ContrastSearch:
         rejected = {index: Counter() for index in queues}
         while queues:  # one round per target rank: every caption's next target
             requests = [queue.pop(0) for queue in queues.values()]
-            candidate_lists = [
-                [candidates[i] for i in request.rng.permutation(len(candidates))] if self.candidate_order == "random" else candidates
-                for request, candidates in zip(requests, self.generator.generate(requests))
-            ]
-            had_candidates.update(request.item.index for request, candidates in zip(requests, candidate_lists) if candidates)
-            for request, (candidate, checks, turned_down) in zip(requests, self._first_survivors(candidate_lists)):
+            candidate_lists = []
+            for request, (candidates, turned_down) in zip(requests, self.eligible(requests)):
+                rejected[request.item.index].update(turned_down)
+                if candidates:
+                    had_candidates.add(request.item.index)
+                candidate_lists.append(self.ranker.order(request, candidates)[: self.max_tried])
+            for request, (candidate, turned_down) in zip(requests, self._first_survivors(candidate_lists)):
                 index = request.item.index
                 rejected[index].update(turned_down)
                 if candidate is not None:
-                    record = self._record(candidate, checks)
-                    outcomes[index] = Outcome(index, record, None, dict(rejected[index]))
+                    outcomes[index] = Outcome(index, self._record(candidate), None, dict(rejected[index]))
                     del queues[index]
                 elif not queues[index]:
                     reason = "no candidate passed the filters" if index in had_candidates else "no candidate"
@@ -219,37 +298,37 @@ class ContrastSearch:
                     del queues[index]
         return [outcomes[item.index] for item in items]
 
-    def _first_survivors(self, candidate_lists: list[list[Candidate]]) -> list[tuple[Candidate | None, dict, Counter]]:
-        """Per list: its first candidate passing every constraint (checked a growing block at a time), that
-        candidate's checks, and how many candidates each constraint turned down before it."""
-        found: list[tuple[Candidate | None, dict]] = [(None, {})] * len(candidate_lists)
+    def _first_survivors(self, candidate_lists: list[list[Candidate]]) -> list[tuple[Candidate | None, Counter]]:
+        """Per list: its first candidate passing every filter (checked a growing block at a time), and
+        how many candidates each filter turned down before it."""
+        found: list[Candidate | None] = [None] * len(candidate_lists)
         turned_down = [Counter() for _ in candidate_lists]
         open_lists = [i for i, candidates in enumerate(candidate_lists) if candidates]
         offset, block = 0, self.block
         while open_lists:
             window = [(i, c) for i in open_lists for c in candidate_lists[i][offset : offset + block]]
             alive = list(range(len(window)))
-            checks: list[dict] = [{} for _ in window]
-            for constraint in self.constraints:
+            for constraint in self.filters:
                 if not alive:
                     break
                 verdicts = constraint.check([window[k][1] for k in alive])
                 for k, verdict in zip(alive, verdicts):
-                    checks[k][constraint.name] = verdict.to_json()
+                    window[k][1].checks[constraint.name] = verdict.to_json()
                 alive = [k for k, verdict in zip(alive, verdicts) if verdict.passed]
+            passed = set(alive)
             for k, (i, candidate) in enumerate(window):  # in list order: the first hit is the first survivor
-                if found[i][0] is not None:
+                if found[i] is not None:
                     continue
-                if len(checks[k]) == len(self.constraints) and all(c["passed"] for c in checks[k].values()):
-                    found[i] = (candidate, checks[k])
+                if k in passed:
+                    found[i] = candidate
                 else:
-                    turned_down[i].update(name for name, c in checks[k].items() if not c["passed"])
+                    turned_down[i].update(name for name, c in candidate.checks.items() if not c["passed"])
             offset += block
             block = min(2 * block, self.max_block)  # captions still open are the hard ones: bigger batches
-            open_lists = [i for i in open_lists if found[i][0] is None and offset < len(candidate_lists[i])]
-        return [(candidate, checks, turned) for (candidate, checks), turned in zip(found, turned_down)]
+            open_lists = [i for i in open_lists if found[i] is None and offset < len(candidate_lists[i])]
+        return list(zip(found, turned_down))
 
-    def _record(self, candidate: Candidate, checks: dict) -> ContrastRecord:
+    def _record(self, candidate: Candidate) -> ContrastRecord:
         item = candidate.request.item
         return ContrastRecord(
             caption_id=item.caption_id,
@@ -258,6 +337,6 @@ class ContrastSearch:
             contrast=candidate.text,
             kind=self.kind,
             edit=candidate.edit,
-            filters=checks,
+            filters=candidate.checks,
             details=candidate.details,
         )

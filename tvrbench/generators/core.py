@@ -20,18 +20,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import math
+import sys
 import zlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from tvrbench.errors import InputError
-from tvrbench.generators.base import CaptionItem, ContrastSearch, Outcome
+from tvrbench.generators.base import Candidate, CaptionItem, Check, ContrastSearch, Outcome
 from tvrbench.generators.lm import LanguageModel, load_language_model
 from tvrbench.generators.records import ContrastRecord
 from tvrbench.io.captions import Captions
-from tvrbench.signature import Signature, captions_digest, text_digest
+from tvrbench.signature import Signature, captions_digest
 
 
 def check_texts(captions: Captions) -> None:
@@ -49,10 +50,28 @@ def as_captions(captions: Captions | Sequence[str]) -> Captions:
     return Captions([str(k) for k in range(len(texts))], texts, [""] * len(texts))
 
 
-def contrast_signature(kind: str, captions: Captions, settings: dict, libraries: tuple[str, ...], **fields) -> Signature:
-    """Kind, inputs (by digest), settings (by digest, in full in the sidecar) and versions."""
-    digest = text_digest(json.dumps(settings, sort_keys=True).splitlines())
-    return Signature({"kind": kind, "captions": captions_digest(captions), "n": len(captions), "settings": digest, **fields}, libraries)
+def changed_settings(settings: dict, defaults: dict, named: frozenset[str] = frozenset()) -> str:
+    """The settings that differ from their defaults, by name (``choice.max_share=0.03``), as ir_measures
+    names a measure's parameters; ``default`` when none does. ``named`` are left out: the signature
+    has a field of their own (seed, lm)."""
+
+    def leaves(values: dict, prefix: str = "") -> dict[str, object]:
+        flat = {}
+        for key, value in values.items():
+            flat |= leaves(value, f"{prefix}{key}.") if isinstance(value, dict) else {f"{prefix}{key}": value}
+        return flat
+
+    ours, theirs = leaves(settings), leaves(defaults)
+    changed = [f"{key}={'+'.join(map(str, value)) if isinstance(value, list) else value}" for key, value in ours.items()
+               if key not in named and value != theirs.get(key)]  # fmt: skip
+    return ",".join(changed) or "default"
+
+
+def contrast_signature(kind: str, captions: Captions, config, libraries: tuple[str, ...], **fields) -> Signature:
+    """Kind, inputs (by digest), the settings that differ from the defaults (by name; all of them are in
+    the sidecar) and versions."""
+    settings = changed_settings(config.model_dump(), type(config)().model_dump(), frozenset(fields))
+    return Signature({"kind": kind, "captions": captions_digest(captions), "n": len(captions), "settings": settings, **fields}, libraries)
 
 
 class ContrastGenerator:
@@ -63,8 +82,7 @@ class ContrastGenerator:
     properties, loaded on first use in the process that uses them; the object pickles without them,
     so each Dask worker loads its own.
 
-    Captions are searched ``chunk_size`` at a time, as the file runner writes them: a model scoring
-    a batch (sentence embeddings, a causal LM) gives the same bits only for the same batch.
+    Captions are searched ``chunk_size`` at a time, as the file runner writes them.
     """
 
     kind: str
@@ -94,7 +112,7 @@ class ContrastGenerator:
         items, context = self.prepare(captions)
         job = Job(self, context)
         outcomes = [outcome for chunk in self.chunks(items) for outcome in job.run(chunk)]
-        redone = job.spread_out(items, {o.index: o.record for o in outcomes})
+        redone = job.finish(items, {o.index: o.record for o in outcomes})
         return [redone.get(o.index, o) for o in outcomes]
 
     def chunks(self, items: list[CaptionItem]) -> list[list[CaptionItem]]:
@@ -112,39 +130,36 @@ class ContrastGenerator:
         return self.items(captions), None
 
     def search(self, context) -> ContrastSearch:
-        """The kind's finder, generator and constraints, for captions with this ``context``."""
+        """The kind's recipe: finder, source, constraints, ranker and filters, for captions with this ``context``."""
         raise NotImplementedError
 
-    max_share: float | None = None  # at most this share of a set's records may bring in one substitute (None: no cap)
-
-    def substitute(self, record: ContrastRecord) -> str:
-        """What a set must not use too often (the verb kind: the new verb's lemma), when it has a cap."""
-        raise NotImplementedError
-
-    def without(self, search: ContrastSearch, substitutes: frozenset[str]) -> ContrastSearch:
-        """``search`` with candidates that bring in one of ``substitutes`` left out."""
-        raise NotImplementedError
+    def set_policy(self) -> SubstituteCap | None:
+        """What the whole set must satisfy (None: nothing)."""
+        return None
 
     def signature_fields(self, search: ContrastSearch) -> dict:
         """What the signature names after the seed: pipeline, models, files."""
         raise NotImplementedError
 
     def signature(self, captions: Captions, search: ContrastSearch) -> Signature:
-        return contrast_signature(
-            self.kind, captions, self.config.model_dump(), self.libraries, seed=self.config.seed, **self.signature_fields(search)
-        )
+        return contrast_signature(self.kind, captions, self.config, self.libraries, seed=self.config.seed, **self.signature_fields(search))
 
 
 class Job:
     """A generator and the context of one set of captions: what searches a chunk, in this process or
-    on a Dask worker. It pickles without its search, which is built again where it lands."""
+    on a Dask worker. It pickles without its search, which is built again where it lands.
+
+    Model scores differ in their last bits with the number of threads that computed them, so the
+    job keeps this process's torch thread count and a worker scores with the same (Dask starts its
+    workers on one)."""
 
     def __init__(self, generator: ContrastGenerator, context):
         self.generator = generator
         self.context = context
+        self.threads = torch_threads()
 
     def __getstate__(self) -> dict:
-        return {"generator": self.generator, "context": self.context}
+        return {"generator": self.generator, "context": self.context, "threads": self.threads}
 
     @functools.cached_property
     def search(self) -> ContrastSearch:
@@ -152,48 +167,81 @@ class Job:
 
     def run(self, items: Sequence[CaptionItem], search: ContrastSearch | None = None) -> list[Outcome]:
         """Outcomes of one chunk; items that come without their parse are parsed here."""
+        torch_threads(self.threads)
         docs = iter(self.generator.nlp.pipe([item.text for item in items if item.doc is None]))
         parsed = [item if item.doc is not None else dataclasses.replace(item, doc=next(docs)) for item in items]
         return (search or self.search).run(parsed)
 
-    def spread_out(self, items: Sequence[CaptionItem], records: dict[int, ContrastRecord | None], rounds: int = 3) -> dict[int, Outcome]:
-        """New outcomes for the captions whose substitute is over the set's cap (``max_share`` of the
-        records): the captions beyond the cap, in a seeded order, are searched again without the
-        over-used substitutes, up to ``rounds`` times; those still over it then lose their record.
+    def finish(self, items: Sequence[CaptionItem], records: dict[int, ContrastRecord | None]) -> dict[int, Outcome]:
+        """New outcomes for the captions the set policy searches again (none without one). It runs once
+        every chunk is done, in the process that writes, on what the chunks found: so the records
+        depend on the whole set, and a resumed or a Dask run still ends byte-identical."""
+        policy = self.generator.set_policy()
+        return {} if policy is None else policy.apply(self, items, records)
 
-        It runs once every chunk is done, in the process that writes, on what the chunks found: so the
-        records depend on the whole set, and a resumed or a Dask run still ends byte-identical."""
-        cap = self.generator.max_share
-        if cap is None:
-            return {}
+
+def torch_threads(threads: int | None = None) -> int | None:
+    """Set torch's intra-op thread count (when torch is loaded and ``threads`` given); return it."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return threads
+    if threads is not None and torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    return torch.get_num_threads()
+
+
+class Excluded:
+    """A constraint: the candidate's substitute is not one of ``substitutes`` (a set's over-used ones, profanity)."""
+
+    def __init__(self, substitutes: frozenset[str], substitute_of: Callable[[Candidate], str], name: str = "over the set's cap"):
+        self.substitutes = substitutes
+        self.substitute_of = substitute_of
+        self.name = name
+
+    def check(self, candidates: Sequence[Candidate]) -> list[Check]:
+        return [Check(self.substitute_of(candidate) not in self.substitutes) for candidate in candidates]
+
+
+@dataclass(frozen=True)
+class SubstituteCap:
+    """A set policy: no substitute (the verb kind: the new verb's lemma) in more than ``max_share`` of the
+    set's records, so that no word gives the negatives away. The captions beyond the cap, in a seeded
+    order, are searched again without the over-used substitutes, up to ``rounds`` times; those still
+    over it then lose their record (a record over the cap is worse than none)."""
+
+    max_share: float
+    substitute_of: Callable[[Candidate | ContrastRecord], str]
+    seed: int = 0
+    rounds: int = 3
+
+    def apply(self, job: Job, items: Sequence[CaptionItem], records: dict[int, ContrastRecord | None]) -> dict[int, Outcome]:
         by_index = {item.index: item for item in items}
         redone: dict[int, Outcome] = {}
         excluded: set[str] = set()
-        for round_ in range(rounds + 1):
-            over = self._over_cap(records, cap)
+        for round_ in range(self.rounds + 1):
+            over = self.over(records)
             if not over:
                 break
-            if round_ == rounds:  # give up on these: a record over the cap is worse than none
+            if round_ == self.rounds:
                 for index in over:
                     redone[index] = Outcome(index, None, "substitute over the set's cap", {})
                 break
-            excluded |= {self.generator.substitute(records[index]) for index in over}
-            search = self.generator.without(self.search, frozenset(excluded))
-            for outcome in self.run([by_index[index] for index in sorted(over)], search):
+            excluded |= {self.substitute_of(records[index]) for index in over}
+            search = job.search.with_constraint(Excluded(frozenset(excluded), self.substitute_of))
+            for outcome in job.run([by_index[index] for index in over], search):
                 redone[outcome.index] = outcome
                 records[outcome.index] = outcome.record
         return redone
 
-    def _over_cap(self, records: dict[int, ContrastRecord | None], cap: float) -> list[int]:
+    def over(self, records: dict[int, ContrastRecord | None]) -> list[int]:
         """Indices of the records beyond the cap of their substitute; which ones is a seeded choice."""
         by_substitute: dict[str, list[int]] = defaultdict(list)
         for index, record in records.items():
             if record is not None:
-                by_substitute[self.generator.substitute(record)].append(index)
-        limit = max(1, math.floor(cap * sum(len(v) for v in by_substitute.values())))
-        seed = self.generator.config.seed
+                by_substitute[self.substitute_of(record)].append(index)
+        limit = max(1, math.floor(self.max_share * sum(len(v) for v in by_substitute.values())))
         over = []
         for indices in by_substitute.values():
-            ordered = sorted(indices, key=lambda index: zlib.crc32(f"{seed}:{records[index].caption_id}".encode()))
+            ordered = sorted(indices, key=lambda index: zlib.crc32(f"{self.seed}:{records[index].caption_id}".encode()))
             over += ordered[limit:]
         return sorted(over)

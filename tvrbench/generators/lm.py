@@ -45,9 +45,27 @@ class LanguageModel(Protocol):
         """Natural-log probability of each token of each text (words, then the end of the sentence)."""
         ...
 
-    def clear_cache(self) -> None:
-        """Forget cached scores that depend on what else was in their batch."""
+    def span_logprobs(self, left: str, fills: Sequence[str], right: str) -> list[SpanLogprobs]:
+        """The tokens of ``left + fill + right`` for each fill, cut where the fill starts and ends."""
         ...
+
+
+@dataclass(frozen=True)
+class SpanLogprobs:
+    """Natural-log probabilities of a sentence's tokens cut in three where a fill was put in: the left
+    context, the fill given it, and the words after the fill given both (the n-gram: and ``</s>``).
+
+    Comparing a verb's ``right`` with the original verb's asks how well the rest of the caption follows
+    it (its object, its preposition): what a reader judges. The whole sentence's probability favours
+    frequent verbs, a single sub-word token beating a rare verb split in several (docs/contrast.md)."""
+
+    left: np.ndarray
+    fill: np.ndarray
+    right: np.ndarray
+
+    @property
+    def tokens(self) -> np.ndarray:
+        return np.concatenate([self.left, self.fill, self.right])
 
 
 def mean_logprobs(lm: LanguageModel, texts: Sequence[str]) -> np.ndarray:
@@ -148,6 +166,16 @@ class NGramLM:
             out.append(np.array([trigram(tokens[i], tokens[i - 1], tokens[i - 2]) for i in range(2, len(tokens))]))
         return out
 
+    def span_logprobs(self, left: str, fills: Sequence[str], right: str) -> list[SpanLogprobs]:
+        left_words, right_words = words(left), words(right)
+        out = []
+        for fill in fills:
+            fill_words = words(fill)
+            logprobs = self.token_logprobs([" ".join([*left_words, *fill_words, *right_words])])[0]
+            cut = [len(left_words), len(left_words) + len(fill_words)]
+            out.append(SpanLogprobs(*np.split(logprobs, cut)))
+        return out
+
     def unigram_log10(self, word: str) -> float:
         """log10 P(word) from the unigram table (-inf outside the vocabulary)."""
         value = self.model.prob([word.lower()])
@@ -208,29 +236,85 @@ class CausalLM:
     def tokenizer(self):
         return self.loaded[1]
 
+    @functools.cached_property
+    def start(self) -> list[int]:
+        """The token every text is conditioned on: BOS, else EOS (GPT-2's ``<|endoftext|>`` is both)."""
+        token = self.tokenizer.bos_token_id if self.tokenizer.bos_token_id is not None else self.tokenizer.eos_token_id
+        return [] if token is None else [token]
+
+    def ids(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
     def token_logprobs(self, texts: Sequence[str]) -> list[np.ndarray]:
         missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
         if len(self.cache) + len(missing) > self.cache_limit:
             self.cache.clear()
-        for start in range(0, len(missing), self.batch_size):
-            batch = missing[start : start + self.batch_size]
-            self.cache.update(zip(batch, self._score(batch)))
+        rows = [self.start + self.ids(text) for text in missing]
+        self.cache.update(zip(missing, self._row_logprobs(rows, prefix=None)))
         return [self.cache[t] for t in texts]
 
     def clear_cache(self) -> None:
+        """Scores never depend on their batch (no padding ever enters one); this only frees memory."""
         self.cache.clear()
 
-    def _score(self, texts: Sequence[str]) -> list[np.ndarray]:
+    def span_logprobs(self, left: str, fills: Sequence[str], right: str) -> list[SpanLogprobs]:
+        """The left context is run once and its key-value cache shared by every fill; a fill's text
+        begins with the whitespace before it and ends with ``right``, which begins with its own, so the
+        cut tokenizes as the whole sentence does (word-initial space, as in SentencePiece and GPT-2)."""
         import torch
 
-        prefix = self.tokenizer.bos_token or ""
-        encoded = self.tokenizer([prefix + t for t in texts], return_tensors="pt", padding=True).to(self.model.device)
-        ids, mask = encoded["input_ids"], encoded["attention_mask"]
+        head = left.rstrip()
+        prefix = self.start + self.ids(head)
         with torch.no_grad():
-            logits = self.model(input_ids=ids, attention_mask=mask).logits
-        logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1).gather(-1, ids[:, 1:, None])[..., 0]
-        keep = mask[:, 1:].bool()
-        return [row[row_mask].double().cpu().numpy() for row, row_mask in zip(logprobs, keep)]
+            out = self.model(input_ids=torch.tensor([prefix], device=self.model.device), use_cache=True)
+        first = torch.log_softmax(out.logits[0].float(), dim=-1)  # the prefix's own tokens, and the first of each fill
+        left_logprobs = first[:-1].gather(-1, torch.tensor(prefix[1:], device=first.device)[:, None])[:, 0].double().cpu().numpy()
+        cache = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
+        rows, cuts = [], []
+        for fill in fills:
+            text = left[len(head) :] + fill
+            encoded = self.tokenizer(text + right, add_special_tokens=False, return_offsets_mapping=True)
+            rows.append(encoded["input_ids"])
+            cuts.append(sum(end <= len(text) for _, end in encoded["offset_mapping"]))
+        scored = self._row_logprobs(rows, prefix=(cache, first[-1]))
+        return [SpanLogprobs(left_logprobs, logprobs[:cut], logprobs[cut:]) for logprobs, cut in zip(scored, cuts)]
+
+    def _row_logprobs(self, rows: list[list[int]], prefix) -> list[np.ndarray]:
+        """Log-probability of every token of each row (after the first, or all of them after a shared
+        ``prefix``: its key-value cache and the log-probabilities of the token after it).
+
+        Rows are batched only with rows of the same length, ``batch_size`` at a time: with no padding,
+        a row's score is the same bits alone or in any batch (tested), so a caption's contrasts never
+        depend on which captions shared a chunk, a worker or a resumed run."""
+        import torch
+        from transformers import DynamicCache
+
+        by_length: dict[int, list[int]] = {}
+        for k, row in enumerate(rows):
+            by_length.setdefault(len(row), []).append(k)
+        out: list[np.ndarray] = [np.zeros(0)] * len(rows)
+        for length, members in sorted(by_length.items()):
+            for start in range(0, len(members), self.batch_size):
+                batch = members[start : start + self.batch_size]
+                ids = torch.tensor([rows[k] for k in batch], device=self.model.device)
+                cache, past = None, 0
+                if prefix is not None and length:
+                    cache, past = DynamicCache(config=self.model.config), prefix[0][0][0].shape[2]
+                    for index, (keys, values) in enumerate(prefix[0]):
+                        cache.update(keys.expand(len(batch), -1, -1, -1).contiguous(), values.expand(len(batch), -1, -1, -1).contiguous(), index)
+                mask = torch.ones((len(batch), past + length), dtype=torch.long, device=ids.device)  # a batch of one takes the same kernels
+                with torch.no_grad():
+                    logits = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache).logits.float() if length else None
+                for row, k in enumerate(batch):
+                    if prefix is None:
+                        values = torch.log_softmax(logits[row, :-1], dim=-1).gather(-1, ids[row, 1:, None])[:, 0] if length > 1 else torch.zeros(0)
+                    elif length:
+                        following = torch.log_softmax(logits[row, :-1], dim=-1).gather(-1, ids[row, 1:, None])[:, 0]
+                        values = torch.cat([prefix[1][ids[row, :1]], following])
+                    else:
+                        values = torch.zeros(0)
+                    out[k] = values.double().cpu().numpy()
+        return out
 
 
 @functools.lru_cache(maxsize=4)

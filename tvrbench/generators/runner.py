@@ -113,7 +113,7 @@ def run_contrasts(generator: ContrastGenerator, captions: Captions, out: str | P
                 future.release()
         current = {item.index: writer.done[item.caption_id]["record"] for item in items}
         records = {index: ContrastRecord(**record) if record else None for index, record in current.items()}
-        for index, outcome in job.spread_out(items, records).items():  # the set's cap on one substitute
+        for index, outcome in job.finish(items, records).items():  # the set policy (the verb kind: the cap on one substitute)
             writer.done[items[index].caption_id] = entry_of(items[index], outcome)
         entries = [writer.done[caption_id] for caption_id in captions.caption_ids]
         reasons = Counter(entry["reason"] for entry in entries if entry["reason"])

@@ -5,9 +5,10 @@
 * :class:`HasVerb` — the candidate sentence still has a verb;
 * :class:`VerbFrequency` — its new verbs are common: more than 30 times in training captions, or
   without them frequent enough in the n-gram LM's unigram table;
-* :class:`MeaningChanged` — the new verb is a WordNet antonym of the old, or both the verbs'
-  (counter-fitted word vectors) and the sentences' embedding cosines are low (Park: < 0.4 and
-  < 0.8; recalibrated for our encoders to 0.5 and 0.9, docs/contrast.md).
+* :class:`VerbChanged` and :class:`MeaningChanged` — the new verb is a WordNet antonym of the old, or
+  both the verbs' (counter-fitted word vectors) and the sentences' embedding cosines are low (Park:
+  < 0.4 and < 0.8; recalibrated for our encoders to 0.5 and 0.9, docs/contrast.md); the verbs'
+  cosine costs nothing and is checked on every candidate, the sentences' only on those tried.
 
 Each checks a batch of candidates and returns a :class:`~tvrbench.generators.base.Check` per
 candidate whose score the record keeps. The filters read only the fill's verbs: the verb the
@@ -23,9 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tvrbench.generators.base import Candidate, Check
+from tvrbench.generators.base import Candidate, Check, by_target
 from tvrbench.generators.config import MeaningConfig, PerplexityConfig
-from tvrbench.generators.lm import LanguageModel, mean_logprobs
 
 
 class CandidateParses:
@@ -146,24 +146,21 @@ class Perplexity:
     """Score: ppl_diff = (ppl_m − ppl_o) / ppl_o, how much less fluent the contrast reads (Park et al.
     App. A.3 prints ppl_o − ppl_m, but its rule "removes a candidate less plausible than the original"
     and its second bound 1.4 only means something for the increase); ``ppl_original`` and
-    ``ppl_contrast`` are kept beside it."""
+    ``ppl_contrast`` are kept beside it. The sentences' token scores are the language model's span
+    scores (:class:`~tvrbench.generators.verb.selection.SpanScores`), which the choice has already
+    computed."""
 
     name = "perplexity"
 
-    def __init__(self, lm: LanguageModel, config: PerplexityConfig):
-        self.lm = lm
+    def __init__(self, spans, config: PerplexityConfig):
+        self.spans = spans
         self.config = config
 
-    def clear_cache(self) -> None:
-        self.lm.clear_cache()
-
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:
-        texts = list(dict.fromkeys(t for c in candidates for t in (c.original, c.text)))
-        ppl = dict(zip(texts, np.exp(-mean_logprobs(self.lm, texts))))
         checks = []
         cfg = self.config
-        for candidate in candidates:
-            ppl_o, ppl_m = ppl[candidate.original], ppl[candidate.text]
+        for original, new in self.spans.of(candidates):
+            ppl_o, ppl_m = np.exp(-original.tokens.mean()), np.exp(-new.tokens.mean())
             diff = (ppl_m - ppl_o) / ppl_o
             passed = diff < cfg.ppl_diff_max or (diff < cfg.ppl_diff_max_if_fluent and ppl_m < cfg.ppl_fluent_max)
             checks.append(
@@ -173,73 +170,72 @@ class Perplexity:
 
 
 class Embeddings:
-    """Unit-norm sentence embeddings, cached by text."""
+    """Unit-norm sentence embeddings of one target's sentences, encoded together: an embedding differs
+    in its last bits with the other sentences of its batch, so a caption's batches hold its own
+    sentences alone and are the same in every run."""
 
-    def __init__(self, model, limit: int = 100000):
+    def __init__(self, model):
         self.model = model
-        self.limit = limit
-        self.cache: dict[str, np.ndarray] = {}
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
-        if missing:
-            if len(self.cache) + len(missing) > self.limit:
-                self.cache.clear()
-            vectors = self.model.encode(missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-            self.cache.update(zip(missing, vectors.astype(np.float32)))
-        return np.stack([self.cache[t] for t in texts])
-
-    def clear_cache(self) -> None:
-        self.cache.clear()
+        unique = list(dict.fromkeys(texts))
+        vectors = self.model.encode(unique, batch_size=max(1, len(unique)), normalize_embeddings=True, convert_to_numpy=True)
+        row = {text: k for k, text in enumerate(unique)}
+        return vectors.astype(np.float32)[[row[text] for text in texts]]
 
 
-class MeaningChanged:
-    """Score: the sentence cosine; ``antonym``, ``verb_cosine`` and ``sentence_cosine`` are kept.
+class VerbChanged:
+    """A constraint, the cheap half of Park et al.'s meaning rule: the new verb is a WordNet antonym of the
+    old (any sense), or their counter-fitted word vectors (Mrkšić et al. 2016) have a cosine below
+    ``verb_cosine_max`` (score: that cosine; ``antonym`` kept). A lemma with no vector cannot show a
+    change, so only an antonym passes then; a fill with no verb is :class:`HasVerb`'s to judge."""
 
-    Verb cosine: counter-fitted word vectors (Mrkšić et al. 2016) of the old and new verb lemmas, as
-    Park et al.; a lemma with no vector cannot show a change, so only an antonym passes then.
-    Embedding a sentence costs as much as everything else a candidate goes through, so each target
-    gets at most ``max_sentence_tests`` of them (a query budget, as TextAttack's searches have; None, as Park et al.: no budget): a
-    caption whose first candidates all still read alike is one a single verb barely changes. An
-    antonym passes whatever its sentence cosine (Park et al.), so it is not embedded.
-    """
+    name = "verb-changed"
 
-    name = "meaning-changed"
-
-    def __init__(self, parses: CandidateParses, embed: Embeddings, vectors, wordnet_verbs, config: MeaningConfig):
+    def __init__(self, parses: CandidateParses, vectors, wordnet_verbs, config: MeaningConfig):
         self.parses = parses
-        self.embed = embed
         self.vectors = vectors
         self.wordnet_verbs = wordnet_verbs
         self.config = config
-        self.sentence_tests: Counter = Counter()  # per (caption index, target start)
-
-    def clear_cache(self) -> None:
-        self.embed.clear_cache()
-        self.sentence_tests.clear()
 
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:
-        """Verb cosines first; a sentence is embedded only where its verb changed and is no antonym."""
         new = self.parses.new_verbs(candidates)
         old = [original_verbs(c) for c in candidates]
-        verb_cos = self.vectors.cosines(list(zip(old, new)))
-        antonym = [any(n in self.wordnet_verbs.antonyms(o) for o in olds for n in news) for olds, news in zip(old, new)]
-        low_verb = [cos is not None and cos < self.config.verb_cosine_max for cos in verb_cos]
-        open_ = []
-        for k, candidate in enumerate(candidates):  # in list order, so the budget does not depend on batching
-            target = (candidate.request.item.index, candidate.request.target.start)
-            budget = self.config.max_sentence_tests
-            if low_verb[k] and not antonym[k] and (budget is None or self.sentence_tests[target] < budget):
-                self.sentence_tests[target] += 1
-                open_.append(k)
-        sent_cos = np.full(len(candidates), np.nan)
-        if open_:
-            vectors = self.embed([*(candidates[k].original for k in open_), *(candidates[k].text for k in open_)])
-            sent_cos[open_] = np.einsum("ij,ij->i", vectors[: len(open_)], vectors[len(open_) :])
+        cosines = self.vectors.cosines(list(zip(old, new)))
         checks = []
-        for k in range(len(candidates)):
-            sentence = None if np.isnan(sent_cos[k]) else round(float(sent_cos[k]), 6)
-            passed = not new[k] or antonym[k] or (sentence is not None and sentence < self.config.sentence_cosine_max)  # no verb: HasVerb's
-            verb = None if verb_cos[k] is None else round(float(verb_cos[k]), 6)
-            checks.append(Check(bool(passed), sentence, {"antonym": antonym[k], "verb_cosine": verb, "sentence_cosine": sentence}))
+        for news, olds, cosine in zip(new, old, cosines):
+            antonym = any(n in self.wordnet_verbs.antonyms(o) for o in olds for n in news)
+            passed = not news or antonym or (cosine is not None and cosine < self.config.verb_cosine_max)
+            checks.append(Check(bool(passed), None if cosine is None else round(float(cosine), 6), {"antonym": antonym}))
+        return checks
+
+
+class MeaningChanged:
+    """A filter, Park et al.'s meaning rule whole: an antonym, or (the verb cosine below
+    ``verb_cosine_max``, which :class:`VerbChanged` has checked, and) the sentences' embedding cosine
+    below ``sentence_cosine_max`` (score: the sentence cosine; ``antonym``, ``verb_cosine`` and
+    ``sentence_cosine`` kept). An antonym passes whatever its sentence cosine (Park et al.), so it is
+    not embedded; nor is a fill with no verb, :class:`HasVerb`'s to judge."""
+
+    name = "meaning-changed"
+
+    def __init__(self, parses: CandidateParses, embed: Embeddings, config: MeaningConfig):
+        self.parses = parses
+        self.embed = embed
+        self.config = config
+
+    def check(self, candidates: Sequence[Candidate]) -> list[Check]:
+        verbs = self.parses.new_verbs(candidates)
+        changed = [candidate.checks["verb-changed"] for candidate in candidates]
+        open_ = [k for k, (news, verb) in enumerate(zip(verbs, changed)) if news and not verb["antonym"]]
+        sentence = np.full(len(candidates), np.nan)
+        for positions in by_target([candidates[k] for k in open_]).values():
+            group = [open_[k] for k in positions]
+            vectors = self.embed([candidates[group[0]].original, *(candidates[k].text for k in group)])
+            sentence[group] = vectors[1:] @ vectors[0]
+        checks = []
+        for news, verb, cosine in zip(verbs, changed, sentence):
+            cosine = None if np.isnan(cosine) else round(float(cosine), 6)
+            passed = not news or verb["antonym"] or (cosine is not None and cosine < self.config.sentence_cosine_max)
+            checks.append(Check(bool(passed), cosine, {"antonym": verb["antonym"], "verb_cosine": verb["score"], "sentence_cosine": cosine}))
         return checks

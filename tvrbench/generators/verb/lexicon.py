@@ -3,7 +3,7 @@
 Opening NLTK's WordNet reader takes longer than generating contrasts for 200 captions. The
 generator only needs, per verb lemma, its synonyms, antonyms, the lemmas of its sister senses and
 the lexicographer files of its senses, and per file its most common verbs; those are the same on
-every run, so they are computed once (a few seconds) and kept as JSON under ``cache_dir()``, keyed
+every run, so they are computed once (a few seconds) and kept as JSON in tvrbench's cache, keyed
 by the WordNet files and the settings that shape them.
 """
 
@@ -14,8 +14,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 
-from tvrbench.home import cache_dir
-from tvrbench.io.atomic import atomic_write
+from tvrbench.io.disk_cache import kept_json
 from tvrbench.resources import wordnet, wordnet_fingerprint
 from tvrbench.signature import text_digest
 
@@ -123,16 +122,6 @@ def build(settings: LexiconSettings, wn) -> dict:
 
 @functools.lru_cache(maxsize=4)
 def verb_lexicon(settings: LexiconSettings) -> VerbLexicon:
-    """From the cache, or built from WordNet and cached; an unreadable cache file is rebuilt."""
+    """From the cache, or built from WordNet and cached."""
     key = text_digest([VERSION, wordnet_fingerprint(), json.dumps(settings.__dict__, sort_keys=True)])
-    path = cache_dir() / "verb-lexicon" / f"{key}.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(data, dict) and data.keys() >= FIELDS:
-            return VerbLexicon(data)
-    except (OSError, ValueError):
-        pass
-    data = build(settings, wordnet())
-    with atomic_write(path) as out:
-        json.dump(data, out, separators=(",", ":"))
-    return VerbLexicon(data)
+    return VerbLexicon(kept_json("verb-lexicon", key, lambda: build(settings, wordnet()), FIELDS))

@@ -3,7 +3,7 @@
 Park et al. (2022) keep a verb contrast only if the counter-fitted vectors of the old and new verb
 lemmas have cosine < 0.4: raw GloVe puts antonyms ("open"/"close") close together, counter-fitting
 pushes them apart and pulls synonyms together. The vectors are built once from GloVe with WordNet
-synonyms (attract) and antonyms (repel) and cached as ``cache_dir()/counterfit/<key>.npz``.
+synonyms (attract) and antonyms (repel) and cached in tvrbench's cache as ``counterfit/<key>.npz``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import functools
 import importlib.util
 import itertools
 import os
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -23,8 +22,7 @@ from scipy import sparse
 
 from tvrbench.errors import MissingResource
 from tvrbench.generators.config import Settings
-from tvrbench.home import cache_dir
-from tvrbench.io.atomic import atomic_write
+from tvrbench.io.disk_cache import kept
 from tvrbench.resources import wordnet, wordnet_fingerprint
 from tvrbench.signature import text_digest
 
@@ -218,18 +216,19 @@ class VerbVectors:
     def load(cls, config: CounterFitConfig = CounterFitConfig()) -> "VerbVectors":
         """From the cache, or built and cached; an unreadable cache file is rebuilt."""
         key = _cache_key(config)
-        path, name = cache_dir() / "counterfit" / f"{key}.npz", f"counterfit-glove6b50d-{key}"
-        try:
+
+        def read(path) -> tuple[list[str], np.ndarray]:
             with np.load(path, allow_pickle=False) as saved:
                 words, vectors = saved["words"], saved["vectors"]
-            if words.ndim == 1 and vectors.shape == (len(words), 50) and vectors.dtype == np.float32:
-                return cls(words.tolist(), vectors, name)
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
-            pass  # missing or corrupt: rebuild
-        words, vectors = build_verb_vectors(config, wordnet())
-        with atomic_write(path, "wb") as out:
-            np.savez(out, words=np.array(words, dtype=str), vectors=vectors)
-        return cls(words, vectors, name)
+            if words.ndim != 1 or vectors.shape != (len(words), 50) or vectors.dtype != np.float32:
+                raise ValueError(f"{path}: not counter-fitted vectors")
+            return words.tolist(), vectors
+
+        def write(built, out) -> None:
+            np.savez(out, words=np.array(built[0], dtype=str), vectors=built[1])
+
+        words, vectors = kept("counterfit", f"{key}.npz", lambda: build_verb_vectors(config, wordnet()), read, write, binary=True)
+        return cls(words, vectors, f"counterfit-glove6b50d-{key}")
 
     @functools.lru_cache(maxsize=50000)
     def _mean(self, lemmas: tuple[str, ...]) -> np.ndarray | None:
