@@ -266,3 +266,129 @@ def test_what_the_cache_cannot_hold_is_parsed_each_time(tmp_path, cache_home):
     assert read_fire(path).annotator_ids[0] == (2**70,)
     assert list(cache_home.glob("*.msgpack")) == []
     assert read_fire(path).annotator_ids[0] == (2**70,)
+
+
+# --------------------------------------------------------------------------- hostile files (issue 32's catalogue)
+
+DEPTH = 200_000  # the catalogue's nesting: 200 times what msgspec follows (it recurses to Python's limit, 1,000)
+NESTINGS = {"list": b"[" * DEPTH + b"]" * DEPTH, "object": b'{"a":' * DEPTH + b"1" + b"}" * DEPTH}
+LATIN1 = '"café"'.encode("latin-1")  # one byte that is not UTF-8, as in the catalogue's file
+
+
+def with_value(where: str, value="@RAW@") -> dict:
+    """The test document with ``value`` as metadata, as a field of annotations[1] that tvrbench does
+    not read ('unread'), or as that record's caption ('query')."""
+    document = fire_document()
+    if where == "metadata":
+        document["provenance"] = value
+    else:
+        document["annotations"][1]["notes" if where == "unread" else where] = value
+    return document
+
+
+def spliced(document: dict, raw: bytes) -> bytes:
+    """``document`` as JSON, its one ``"@RAW@"`` value replaced by ``raw``: JSON that json.dumps
+    cannot write (nested past its recursion limit, or not UTF-8)."""
+    text = json.dumps(document).encode()
+    assert text.count(b'"@RAW@"') == 1
+    return text.replace(b'"@RAW@"', raw)
+
+
+def depth(value) -> int:
+    """Levels of a value nested one container in another, counted in a loop (recursion would overflow)."""
+    levels = 0
+    while isinstance(value, (list, dict)):
+        levels += 1
+        value = next(iter(value.values())) if isinstance(value, dict) else (value[0] if value else None)
+    return levels
+
+
+@pytest.mark.parametrize(
+    "where, message",
+    [
+        ("metadata", r"malformed JSON at the top level: lexical error: invalid bytes in UTF8 string"),
+        ("unread", r"malformed JSON in annotations\[1\]: lexical error: invalid bytes in UTF8 string"),
+        ("query", r"malformed JSON in annotations\[1\]: lexical error: invalid bytes in UTF8 string"),
+    ],
+)
+def test_a_byte_that_is_not_utf8_is_one_error_naming_the_file_and_record(tmp_path, where, message):
+    """Wherever it is: msgspec checks only the strings it decodes, so one in a skipped field was read."""
+    path = tmp_path / "latin1.json"
+    path.write_bytes(spliced(with_value(where), LATIN1))
+    for read in (lambda: read_fire(path, cache=False), lambda: list(iter_fire(path))):
+        with pytest.raises(InputError, match=message) as caught:
+            read()
+        assert caught.value.source == str(path) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("nesting", sorted(NESTINGS))
+@pytest.mark.parametrize("where", ["metadata", "unread"])
+def test_nesting_past_msgspecs_reach_in_what_tvrbench_does_not_read_is_read(tmp_path, cache_home, where, nesting):
+    path = tmp_path / "deep.json"
+    path.write_bytes(spliced(with_value(where), NESTINGS[nesting]))
+    plain = write_document(tmp_path, with_value(where, None), "plain.json")
+    expected = read_fire(plain, cache=False)
+    for labels in (read_fire(path), read_fire(path)):  # a parse, then the cache (or a parse again: see below)
+        assert [labels.row(i) for i in range(len(labels))] == [expected.row(i) for i in range(len(expected))]
+        assert {key: value for key, value in labels.metadata.items() if key != "provenance"} == METADATA
+        assert depth(labels.metadata.get("provenance")) == (DEPTH if where == "metadata" else 0)
+    assert list(iter_fire(path)) == list(iter_fire(plain))
+    assert len(list(cache_home.glob("*.msgpack"))) == (where == "unread")  # msgpack cannot hold such metadata
+
+
+def test_nesting_in_a_field_tvrbench_reads_is_one_error(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_bytes(spliced(with_value("query"), NESTINGS["list"]))
+    message = r"annotations\[1\] field 'query': Input should be a valid string \(got \[\[\[\[\.\.\.\]\]\]\]\)"
+    for read in (lambda: read_fire(path, cache=False), lambda: list(iter_fire(path))):
+        with pytest.raises(InputError, match=message):
+            read()
+
+
+def number_in(where: str, digits: bytes) -> bytes:
+    document = fire_document()
+    if where == "metadata":
+        document["provenance"] = "@RAW@"
+    else:
+        document["annotations"][1]["response_ids"] = ["@RAW@"]
+    return spliced(document, digits)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (json.dumps(fire_document()).encode() + b" x", r"malformed JSON at the top level: parse error: trailing garbage"),
+        (number_in("metadata", b"1e999"), r"malformed JSON at the top level: a number beyond the range of a float"),
+        (number_in("response_ids", b"7" * 5000), r"malformed JSON: Exceeds the limit \(4300 digits\) for integer string conversion"),
+    ],
+    ids=["trailing data", "float out of range", "5000-digit integer"],
+)
+def test_what_msgspec_refuses_the_streaming_reader_refuses_in_one_line(tmp_path, content, message):
+    path = tmp_path / "hostile.json"
+    path.write_bytes(content)
+    for read in (lambda: read_fire(path, cache=False), lambda: list(iter_fire(path))):
+        with pytest.raises(InputError, match=message) as caught:
+            read()
+        assert "\n" not in str(caught.value)
+
+
+def test_a_lone_surrogate_escape_is_refused_in_one_line(tmp_path):
+    """msgspec refuses it; yajl reads ``"\\ud800x"`` as ``"?x"``, so iter_fire cannot, and no record is named."""
+    path = tmp_path / "surrogate.json"
+    path.write_bytes(spliced(with_value("query"), rb'"\ud800x"'))
+    with pytest.raises(InputError, match=r"^\S+surrogate.json: malformed JSON: [^\n]+$"):
+        read_fire(path, cache=False)
+
+
+def test_the_catalogues_two_files_on_the_command_line(tmp_path, cache_home, capsys):
+    """One Latin-1 byte: one line naming the file, exit 2. Metadata 200,000 levels deep: read."""
+    from tvrbench.cli import run
+
+    latin1, deep = tmp_path / "latin1.json", tmp_path / "deep.json"
+    latin1.write_bytes(spliced(with_value("metadata"), LATIN1))
+    deep.write_bytes(spliced(with_value("metadata"), NESTINGS["list"]))
+    assert run(["fire", "agreement", "--fire", str(latin1)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"tvrbench: error: {latin1}: malformed JSON at the top level: ") and error.count("\n") == 1
+    assert run(["fire", "agreement", "--fire", str(deep)]) == 0
+    assert "MSRVTT" in capsys.readouterr().out

@@ -11,7 +11,10 @@ are then kept under the cache folder, keyed by the file's digest (:mod:`tvrbench
 the next command on the same file skips the parse.
 
 Only when msgspec rejects a file does the streaming reader (ijson events, one pydantic
-:class:`FireRecord` per record, :func:`iter_fire`) run, to name the first bad record and field.
+:class:`FireRecord` per record, :func:`iter_fire`) run: to name the first bad record and field, or to
+read a file whose nesting is deeper than msgspec can follow (it recurses once per level, up to
+Python's recursion limit; ijson does not), so that deep values in fields tvrbench does not read are
+accepted. Whatever a file holds, the reader returns labels or raises one :class:`InputError`.
 
 In the released data the per-label lists (``annotator_ids``, ``annotator_labels``,
 ``response_ids``, ``queue_ids``, ``models``) have one entry per individual label, so ``models``
@@ -20,12 +23,16 @@ may repeat a name (a pair pooled twice by one model's queue); read it as a set f
 
 from __future__ import annotations
 
+import codecs
 import json
+import math
 import os
+import reprlib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from itertools import chain
+from functools import partial
+from itertools import chain, islice
 from operator import attrgetter
 from pathlib import Path
 from typing import Annotated, Literal
@@ -217,13 +224,18 @@ def _json_problem(error: Exception) -> str:
     return problem
 
 
+_SHORT = reprlib.Repr()  # a bad value as it shows in the error: a few levels deep (a value nested
+_SHORT.maxlevel = 3  # 200,000 levels would exhaust repr's recursion) and a line long
+_SHORT.maxstring = _SHORT.maxother = 80
+
+
 def _validation_problem(error: pydantic.ValidationError) -> str:
     first = error.errors(include_url=False)[0]
     where = ".".join(str(part) for part in first["loc"]) or "record"
     if first["type"] == "missing":
         return f"is missing field {where!r}"
     got = first["input"]
-    return f"field {where!r}: {first['msg']} (got {str(got) if isinstance(got, Decimal) else repr(got)})"
+    return f"field {where!r}: {first['msg']} (got {str(got) if isinstance(got, Decimal) else _SHORT.repr(got)})"
 
 
 class _Parser:
@@ -244,13 +256,32 @@ class _Parser:
 
     def records(self) -> Iterator[tuple[str, int, dict]]:
         with open(self.path, "rb") as handle:
+            # yajl2_c returns events with int()'s ValueError still pending when a number has over 4,300
+            # digits; a for loop would let it out later, anywhere. Each event through next(), a call
+            # CPython checks, raises it here, as a SystemError, before its buffer's events.
+            events = iter(partial(next, ijson.basic_parse(handle)), None)
             try:
-                yield from self._walk(ijson.basic_parse(handle))
+                yield from self._walk(events)
             except (ijson.JSONError, UnicodeDecodeError) as error:
                 raise InputError(self.path, f"malformed JSON {self.where()}: {_json_problem(error)}") from None
+            except SystemError as error:
+                if not isinstance(error.__cause__, ValueError):
+                    raise
+                raise InputError(self.path, f"malformed JSON: {str(error.__cause__).split(';')[0]}") from None
         missing = [name for name in SECTIONS if name not in self.seen_sections]
         if missing:
             raise InputError(self.path, f"not a FIRE file: no {' or '.join(repr(m) for m in missing)} list at the top level")
+
+    def _as_msgspec_reads(self, events) -> Iterator[tuple[str, object]]:
+        """A metadata value's events with its numbers as msgspec decodes them: a float a float (ijson
+        gives a Decimal), and one beyond a float's range an error. Records need neither: their fields
+        take no floats, and msgspec skips the fields tvrbench does not read."""
+        for event, value in events:
+            if event == "number" and type(value) is Decimal:
+                value = float(value)
+                if not math.isfinite(value):
+                    raise InputError(self.path, f"malformed JSON {self.where()}: a number beyond the range of a float")
+            yield event, value
 
     def _walk(self, events) -> Iterator[tuple[str, int, dict]]:
         event, _ = next(events)
@@ -261,6 +292,8 @@ class _Parser:
             if event == "map_key":
                 top_key = value
             elif event == "end_map":
+                for _ in events:  # yajl raises on anything but whitespace after the object, as msgspec does
+                    pass
                 return
             elif top_key in SECTIONS:
                 if event != "start_array":
@@ -270,7 +303,8 @@ class _Parser:
                 yield from self._section(events)
                 self.section = None
             else:
-                self.metadata[top_key] = _build(events, event, value)
+                metadata_events = self._as_msgspec_reads(chain([(event, value)], events))
+                self.metadata[top_key] = _build(metadata_events, *next(metadata_events))
 
     def _section(self, events) -> Iterator[tuple[str, int, dict]]:
         """Events of one records list, from after its ``[`` to its ``]``. The hot loop: records
@@ -419,41 +453,103 @@ BATCH = 1 << 14  # records decoded at once: the structs of one batch live only u
 SHARED = ("query", "video_id", "dataset", "models", "annotator_labels", "annotator_ids")
 
 
+class _Columns:
+    """The columns of :class:`FireLabels`, filled a batch of records at a time (records with the
+    fields of :class:`_Pair`, lists as tuples)."""
+
+    def __init__(self):
+        self.share = {}.setdefault  # share(x, x): one object per distinct string or tuple, shared by every row
+        self.shared = {name: [] for name in SHARED}
+        self.label, self.response_ids, self.queue_ids = [], [], []
+
+    def add(self, records: list[_Pair]) -> None:
+        for column, values in self.shared.items():
+            batch = list(map(attrgetter(column), records))
+            values.extend(map(self.share, batch, batch))
+        self.label.append(np.fromiter(map(_LABEL_OR_NONE.__getitem__, map(attrgetter("label"), records)), np.int8, count=len(records)))
+        self.response_ids.append(RaggedInts.from_rows(list(map(attrgetter("response_ids"), records))))
+        self.queue_ids.append(RaggedInts.from_rows(list(map(attrgetter("queue_ids"), records))))
+
+    def labels(self, metadata: dict, path: Path) -> FireLabels:
+        codes = {names: tuple(LABEL_CODES[v] for v in names) for names in set(self.shared["annotator_labels"])}
+        return FireLabels(
+            query=np.array(self.shared["query"], dtype=object),
+            video_id=np.array(self.shared["video_id"], dtype=object),
+            label=np.concatenate([np.empty(0, np.int8), *self.label]),
+            dataset=np.array(self.shared["dataset"], dtype=object),
+            models=self.shared["models"],
+            annotator_labels=[codes[names] for names in self.shared["annotator_labels"]],
+            annotator_ids=self.shared["annotator_ids"],
+            metadata=metadata,
+            source=str(path),
+            response_ids=RaggedInts.concatenate(self.response_ids),
+            queue_ids=RaggedInts.concatenate(self.queue_ids),
+        )
+
+
 def _parse(path: Path) -> FireLabels:
-    """Decode the file with msgspec; if it refuses, the streaming reader names the first problem."""
-    share = {}.setdefault  # share(x, x): one object per distinct string or tuple, shared by every row
-    columns = {name: [] for name in SHARED}
-    label, response_ids, queue_ids = [], [], []
+    """Decode the file with msgspec; where it refuses, the streaming reader names the first problem,
+    or reads the file if the refusal was only nesting deeper than msgspec follows."""
     try:
-        top = _TOP.decode(path.read_bytes())
-        for name in SECTIONS:
-            raws = _RAW_LIST.decode(top[name])  # each record's bytes, not yet decoded
-            for start in track(range(0, len(raws), BATCH), f"reading {path.name} {name}"):
-                records = _SECTIONS[name].decode(b"[" + b",".join(raws[start : start + BATCH]) + b"]")
-                for column, values in columns.items():
-                    batch = list(map(attrgetter(column), records))
-                    values.extend(map(share, batch, batch))
-                label.append(np.fromiter(map(_LABEL_OR_NONE.__getitem__, map(attrgetter("label"), records)), np.int8, count=len(records)))
-                response_ids.append(RaggedInts.from_rows(list(map(attrgetter("response_ids"), records))))
-                queue_ids.append(RaggedInts.from_rows(list(map(attrgetter("queue_ids"), records))))
-        metadata = {key: msgspec.json.decode(value) for key, value in top.items() if key not in SECTIONS}
-    except (msgspec.DecodeError, KeyError) as error:
+        return _decode(path)
+    except RecursionError:
+        return _read_streaming(path)
+    except (msgspec.DecodeError, UnicodeDecodeError, KeyError) as error:
         for _ in iter_fire(path):  # raises InputError at the first bad record, as it always did
             pass
-        raise InputError(path, f"malformed JSON: {error}") from None  # only what the streaming reader allows
-    codes = {names: tuple(LABEL_CODES[v] for v in names) for names in set(columns["annotator_labels"])}
-    return FireLabels(
-        query=np.array(columns["query"], dtype=object),
-        video_id=np.array(columns["video_id"], dtype=object),
-        label=np.concatenate([np.empty(0, np.int8), *label]),
-        dataset=np.array(columns["dataset"], dtype=object),
-        models=columns["models"],
-        annotator_labels=[codes[names] for names in columns["annotator_labels"]],
-        annotator_ids=columns["annotator_ids"],
-        metadata=metadata,
-        source=str(path),
-        response_ids=RaggedInts.concatenate(response_ids),
-        queue_ids=RaggedInts.concatenate(queue_ids),
+        raise InputError(path, f"malformed JSON: {error}") from None  # a lone surrogate escape: yajl garbles what msgspec refuses
+
+
+def _decode(path: Path) -> FireLabels:
+    """The fast path: msgspec decodes each batch of records into typed structs, validated as it goes."""
+    data = path.read_bytes()
+    _require_utf8(data)
+    top = _TOP.decode(data)
+    columns = _Columns()
+    for name in SECTIONS:
+        raws = _RAW_LIST.decode(top[name])  # each record's bytes, not yet decoded
+        for start in track(range(0, len(raws), BATCH), f"reading {path.name} {name}"):
+            columns.add(_SECTIONS[name].decode(b"[" + b",".join(raws[start : start + BATCH]) + b"]"))
+    metadata = {key: msgspec.json.decode(value) for key, value in top.items() if key not in SECTIONS}
+    return columns.labels(metadata, path)
+
+
+UTF8_CHUNK = 1 << 24  # bytes checked at once, so that a non-ASCII file is never one str in memory
+
+
+def _require_utf8(data: bytes) -> None:
+    """UnicodeDecodeError unless ``data`` is UTF-8 throughout: msgspec checks the strings it decodes,
+    not the fields it skips. An ASCII file (``json.dump``'s default) costs one quick scan."""
+    if data.isascii():
+        return
+    view, start = memoryview(data), 0
+    while start < len(data):
+        end = start + UTF8_CHUNK
+        start += codecs.utf_8_decode(view[start:end], "strict", end >= len(data))[1]  # a split character waits for the next chunk
+
+
+def _read_streaming(path: Path) -> FireLabels:
+    """The streaming reader's labels, batch by batch into the same columns as the fast path."""
+    parser = _Parser(path)
+    records = (_validated(path, *item) for item in track(parser.records(), f"reading {path.name}"))
+    columns = _Columns()
+    while batch := [_as_struct(record) for record in islice(records, BATCH)]:
+        columns.add(batch)
+    return columns.labels(parser.metadata, path)
+
+
+def _as_struct(record: FireRecord) -> _Pair:
+    """A validated record as msgspec decodes one: tuples where pydantic has lists."""
+    return (_Disagreement if record.label is None else _Annotation)(
+        annotator_ids=tuple(record.annotator_ids),
+        video_id=record.video_id,
+        query=record.query,
+        annotator_labels=tuple(record.annotator_labels),
+        response_ids=tuple(record.response_ids),
+        queue_ids=tuple(record.queue_ids),
+        models=tuple(record.models),
+        dataset=record.dataset,
+        label=record.label,
     )
 
 

@@ -82,7 +82,7 @@ def store(name: str, labels) -> None:
             metadata=labels.metadata,
         )
         payload = msgspec.msgpack.encode(entry)
-    except (OverflowError, TypeError):  # an annotator id beyond 64 bits; a metadata value msgpack lacks
+    except (OverflowError, TypeError, RecursionError):  # an annotator id beyond 64 bits; metadata msgpack lacks or cannot nest so deep
         return
     try:
         with atomic_write(cache_folder() / f"{name}.msgpack", "wb") as out:
