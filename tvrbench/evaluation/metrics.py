@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, ClassVar
 
 import numba
 import numpy as np
 
 from tvrbench.evaluation.choices import AP_VARIANTS, NDCG_VARIANTS
+from tvrbench.evaluation.elementary import cube_root, exp2m1, log2
 
 if TYPE_CHECKING:
     from scipy import sparse
@@ -111,6 +112,27 @@ def _average_precision(pointer, ranks, depth):
 
 
 @numba.njit(cache=True)
+def _discount_table(n):
+    table = np.empty(n, np.float64)
+    for k in range(n):
+        table[k] = 1.0 / log2(k + 2.0)
+    return table
+
+
+@cache
+def _discounts_to(size: int) -> np.ndarray:
+    table = _discount_table(size)
+    table.flags.writeable = False
+    return table
+
+
+def discounts(n: int) -> np.ndarray:
+    """``1 / log2(k + 2)`` for k < n, the discount of rank k + 1: a table (one log per item is slow),
+    kept between calls in sizes of powers of two (a log costs 0.1 µs: it is exactly rounded)."""
+    return _discounts_to(1 << max(6, (n - 1).bit_length()))[:n]
+
+
+@numba.njit(cache=True)
 def _ideal_dcg(gains, discounts):
     """DCG of the gains in decreasing order. A function of its own: sorting inline made every
     query of ``_ndcg`` pay for an array's reference count, doubling its time."""
@@ -124,12 +146,15 @@ def _ideal_dcg(gains, discounts):
 @numba.njit(cache=True)
 def _ndcg(pointer, ranks, gains, discounts, exponential, cut_at_positives):
     """Per query DCG / ideal DCG over its positives (gain 2^s - 1 if ``exponential``); with
-    ``cut_at_positives`` only ranks up to the number of positives count. ``discounts[k]`` is
-    1 / log2(k + 2), the discount of rank k + 1 (a table: one log per item is slow). NaN without
-    positives."""
+    ``cut_at_positives`` only ranks up to the number of positives count. ``discounts``: from
+    :func:`discounts`, for every whole rank that counts. NaN without positives."""
     n_queries = pointer.size - 1
     values = np.full(n_queries, np.nan)
-    gain = np.exp2(gains) - 1.0 if exponential else gains
+    gain = gains
+    if exponential:
+        gain = np.empty_like(gains)
+        for j in range(gains.size):
+            gain[j] = exp2m1(gains[j])
     for query in range(n_queries):
         first, last = pointer[query], pointer[query + 1]
         dcg = 0.0
@@ -143,7 +168,7 @@ def _ndcg(pointer, ranks, gains, discounts, exponential, cut_at_positives):
             if exact:  # a jump, but almost always taken: a select computed the log for every item
                 discount = discounts[k]
             else:
-                discount = 1.0 / np.log2(rank + 1.0)
+                discount = 1.0 / log2(rank + 1.0)
             dcg += counted * gain[j] * discount
         decreasing = True  # binary gains always are
         for j in range(first + 1, last):
@@ -387,8 +412,10 @@ class NDCG(Metric):
 
     def per_query(self, ranked):
         pointer, ranks, gains = ranked.positives()
-        discounts = 1.0 / np.log2(np.arange(np.diff(pointer).max(initial=0)) + 2.0)
-        return _ndcg(pointer, ranks, gains, discounts, self.variant == "paper", self.variant != "full")
+        depth = np.diff(pointer).max(initial=0)  # the ranks that count: up to the positives' number, all in ``full``
+        if self.variant == "full" and ranks.size:
+            depth = max(depth, int(ranks.max()))
+        return _ndcg(pointer, ranks, gains, discounts(int(depth)), self.variant == "paper", self.variant != "full")
 
 
 class Composite(Metric):
@@ -417,7 +444,7 @@ class GeometricMeanRank(Composite):
 
     def combine(self, values):
         c1, c5, c10 = values
-        return float(np.cbrt(c1 * c5 * c10))
+        return cube_root(c1 * c5 * c10)
 
 
 @dataclass(frozen=True, repr=False)
