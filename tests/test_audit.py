@@ -1,9 +1,10 @@
 """The audit of an MC split's contrasts: a giveaway word is found, no signal reads as chance, the
-substitute figures against plain loops, seeds, a reference beside the split, where the figures travel
-(contrast sidecar, MC sidecar, card, report), and bad input."""
+substitute figures against plain loops, seeds, what the figures say in words, a reference beside the
+split, where the figures travel (contrast sidecar, MC sidecar, card, report), and bad input."""
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import subprocess
@@ -15,7 +16,7 @@ import pytest
 
 from tvrbench.data import sample_path
 from tvrbench.errors import InputError
-from tvrbench.evaluation.audit import audit_pairs, audit_split, substitute_figures, substitute_words
+from tvrbench.evaluation.audit import audit_pairs, audit_split, pair_reading, substitute_figures, substitute_words
 from tvrbench.generators.lm import load_language_model
 from tvrbench.io.atomic import write_json
 from tvrbench.io.mc import MCInstance, write_mc
@@ -69,6 +70,62 @@ def test_a_giveaway_word_is_found(tmp_path):
     assert set(split["scorers"]) == {"lm"} and 0 <= split["scorers"]["lm"]["accuracy"] <= 1
     assert result.rows[2] == ["hypothesis-only accuracy (chance 50 %)", f"{100 * hypothesis['accuracy']:.1f} %"]
     assert result.parts[0].rows[0][1].startswith("zebra +")
+    reading = f"zebra.tsv: The wording gives the contrast away: a bag-of-words model finds it in {100 * hypothesis['accuracy']:.1f} % of 60 pairs"
+    assert result.reading[0].startswith(reading) and result.parts[-1].notes == tuple(result.reading) and len(result.reading) == 3
+
+
+def figures(accuracy=0.5, pairs=1000, words=1000, top1=0.01, top10=0.1, prefers=0.5) -> dict:
+    """A pair audit's JSON with the figures its reading reads."""
+    return {
+        "pairs": pairs,
+        "hypothesis_only": None if accuracy is None else {"accuracy": accuracy},
+        "substitutes": {"tokens": words, "top1": "walking" if words else None, "top1_share": top1, "top10_share": top10},
+        "lm_preference": {"pairs": pairs, "prefers_original": prefers},
+    }
+
+
+@pytest.mark.parametrize(
+    "given, wording, substitutes, fluency",
+    [
+        (
+            {"accuracy": 0.725},
+            "The wording gives the contrast away: a bag-of-words model finds it in 72.5 % of 1,000 pairs, chance 50 %.",
+            "are varied",
+            "as fluently as real captions",
+        ),
+        ({"accuracy": 0.53}, "No clear sign that the wording gives the contrast away", "are varied", "within the 45–60 % of Park et al.'s own sets"),
+        (
+            {"accuracy": 0.6, "pairs": 24, "words": 24, "prefers": 0.7},
+            "(chance alone reaches 70.4 % at 24 pairs)",
+            "Too few substitute words (24)",
+            "may read less fluently",
+        ),
+        (
+            {"top1": 0.39, "top10": 0.95, "prefers": 0.8},
+            "No clear sign",
+            "A few substitute words do much of the work",
+            "less fluently than real captions, so fluency helps",
+        ),
+        (
+            {"top10": 0.33, "prefers": 0.3},
+            "No clear sign",
+            "A few substitute words",
+            "more fluently than real captions, so a model that favours fluent text picks them",
+        ),
+        (
+            {"accuracy": None, "pairs": 9, "words": 0},
+            "Too few pairs (9) for the bag-of-words test",
+            "No contrast brings in a word of its own",
+            "as fluently",
+        ),
+    ],
+)
+def test_the_reading_says_what_the_figures_mean(given, wording, substitutes, fluency):
+    """One sentence each: the wording against chance (two standard errors of a coin over the pairs), the
+    substitute words against the targets (commonest at most 3 %, ten commonest at most 20 %), fluency
+    against the 45–60 % band of Park et al.'s sets."""
+    said = pair_reading(figures(**given))
+    assert len(said) == 3 and wording in said[0] and substitutes in said[1] and fluency in said[2], said
 
 
 def test_contrasts_from_the_positives_word_distribution_read_as_chance(lm):
@@ -158,8 +215,12 @@ def test_the_figures_travel_from_the_contrast_sidecar_to_the_card_and_report(tmp
     card = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
     section = card.split("## Text-only audit of the contrasts")[1].split("## Configs")[0]
     assert f"| `mc_gender` | mc | {accuracy} | {audit['substitutes']['entropy_bits']:.2f} | {audit['substitutes']['distinct']} |" in section
+    config = card.split("### `mc_gender` (mc)")[1]  # the config's own audit: a small table and what it says, not a line of raw JSON
+    assert "- audit:" not in config and "\n| figure | value |\n| --- | ---: |\n| pairs (contrast, positive) |" in config
+    assert f"| hypothesis-only accuracy (chance 50 %) | {accuracy} |" in config and " ".join(pair_reading(audit)) in config
     page = render_report(ReportContent(mc={"gender": mc_items(tmp_path / "gender.tsv")}))
     assert f"Text-only audit of its contrast set: hypothesis-only accuracy (chance 50 %) {accuracy};" in page
+    assert html.escape(" ".join(pair_reading(audit))) in page  # and what the figures say
 
     small = tmp_path / "small.csv"
     small.write_text("caption_id,text,video_id\n" + "".join(f"c{i},a man number {i} walks,v{i}\n" for i in range(4)))
@@ -191,6 +252,8 @@ def test_cli_audits_a_split_beside_a_reference(tmp_path):
     header = next(line for line in done.stdout.splitlines() if "figure" in line)
     assert header.index("zebra.tsv") < header.index("human.tsv")
     assert any(line.startswith("│ blind scorer accuracy") for line in done.stdout.splitlines())
+    reading = done.stdout.split("\nReading\n")[1]  # it ends with what the figures say, for each split
+    assert reading.startswith("zebra.tsv: The wording gives the contrast away") and "human.tsv: " in reading and "┃" not in reading
     saved = json.loads((tmp_path / "audit.json").read_text())
     assert list(saved["splits"]) == ["zebra.tsv", "human.tsv"]
     assert all(set(split["scorers"]) == {"blind", "lm"} for split in saved["splits"].values())

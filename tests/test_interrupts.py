@@ -22,24 +22,30 @@ ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
 
-def killed(argv: list[str], kill_at: tuple[str, str, str]) -> int:
-    """Run ``tvrbench ARGV`` in a fresh process, ``kill_at = (module, attribute, condition)`` killing
-    it at the first call of ``module.attribute`` whose arguments ``args`` meet ``condition``; its exit code."""
-    module, attribute, condition = kill_at
+def signalled(argv: list[str], at: tuple[str, str, str], signal_name: str = "SIGKILL") -> subprocess.CompletedProcess:
+    """Run ``tvrbench ARGV`` in a fresh process, ``at = (module, attribute, condition)`` sending it
+    ``signal_name`` at the first call of ``module.attribute`` whose arguments ``args`` meet ``condition``."""
+    module, attribute, condition = at
     code = [
         "import os, signal, sys, importlib",
+        "signal.signal(signal.SIGINT, signal.default_int_handler)",  # as a terminal delivers Ctrl-C, even to a test run in the background
         "from tvrbench.cli import run",
         f"owner = importlib.import_module({module!r})",
         f"*path, name = {attribute!r}.split('.')",
         "for part in path: owner = getattr(owner, part)",
         "real = getattr(owner, name)",
-        "def killing(*args, **kwargs):",
-        f"    if {condition}: os.kill(os.getpid(), signal.SIGKILL)",
+        "def signalling(*args, **kwargs):",
+        f"    if {condition}: os.kill(os.getpid(), signal.{signal_name})",
         "    return real(*args, **kwargs)",
-        "setattr(owner, name, killing)",
+        "setattr(owner, name, signalling)",
         f"sys.exit(run({argv!r}))",
     ]
-    return subprocess.run([sys.executable, "-c", "\n".join(code)], env=ENV, capture_output=True).returncode
+    return subprocess.run([sys.executable, "-c", "\n".join(code)], env=ENV, capture_output=True, text=True)
+
+
+def killed(argv: list[str], kill_at: tuple[str, str, str]) -> int:
+    """The exit code of ``tvrbench ARGV`` killed (SIGKILL, no clean-up) at ``kill_at`` (see :func:`signalled`)."""
+    return signalled(argv, kill_at).returncode
 
 
 def run_here(argv: list[str]) -> tuple[int, str]:
@@ -85,6 +91,50 @@ def test_proxies_killed_at_any_point(tmp_path):
             ("os", "replace", "str(args[1]).endswith('/m.npy')"),  # the final write: the matrix moved into place
         ],
     )
+
+
+def test_ctrl_c_says_that_a_rerun_resumes_from_the_partial_file(tmp_path):
+    """Ctrl-C where a command has begun its partial file names it (it used to print "interrupted" alone);
+    where it has not, or the command keeps none, the line is as it was. Exit code 130 either way."""
+    features = tmp_path / "features.npy"
+    np.save(features, np.random.default_rng(0).standard_normal((36, 8)).astype(np.float32))
+    argv = ["proxies", "--captions", str(sample_path("captions.csv")), "--proxy", "visual", "--features", str(features), "--level", "video"]
+    argv += ["--out", str(tmp_path / "m.npy")]
+    done = signalled(argv, ("tvrbench.proxies.storage", "NpyBlocks.put", "True"), "SIGINT")  # the partial matrix begun, no block stored
+    partial = tmp_path / "m.npy.partial"
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (130, f"tvrbench: interrupted; running the same command again resumes from {partial}")
+    assert partial.is_file() and not (tmp_path / "m.npy").exists()
+    code, stderr = run_here(argv)
+    assert code == 0 and (tmp_path / "m.npy").is_file() and not partial.exists(), stderr
+    # the other commands that resume: contrast sets from X.jsonl.partial, sharded evaluation from its checkpoint
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for number, start in enumerate(range(0, 112, 40)):
+        np.save(shards / f"{number}.npy", np.load(sample_path("scores_strong.npy"))[start : start + 40])
+    queries = ["--queries", str(sample_path("captions.csv")), "--videos", str(sample_path("videos.txt"))]
+    for command, at, left in (
+        (
+            ["contrast", "gender", "--captions", str(sample_path("captions.csv")), "--out", str(tmp_path / "g.jsonl")],
+            ("tvrbench.generators.records", "ResumableJsonl.append", "args[1][0]['caption_id'] != 'cap000'"),  # the second chunk of 64
+            tmp_path / "g.jsonl.partial",
+        ),
+        (
+            ["evaluate", *queries, "--scores", str(shards), "--json", str(tmp_path / "strong.json")],
+            ("tvrbench.evaluation.sharded", "_second_pass", "args[1] == 1"),
+            tmp_path / ".strong.json.shards",
+        ),
+    ):
+        done = signalled(command, at, "SIGINT")
+        assert (done.returncode, done.stderr.splitlines()[-1]) == (130, f"tvrbench: interrupted; running the same command again resumes from {left}")
+    # before the partial file is begun, and in a command that keeps none: the line as it was
+    early = [*argv[:-1], str(tmp_path / "again.npy")]
+    split = ["mc", "build", "--captions", str(sample_path("captions.csv")), "--kind", "random", "--out", str(tmp_path / "r.tsv")]
+    for command, at in (
+        (early, ("tvrbench.proxies.storage", "NpyBlocks.__init__", "True")),
+        (split, ("tvrbench.generators", "build_mc_file", "True")),
+    ):
+        done = signalled(command, at, "SIGINT")
+        assert (done.returncode, done.stderr.splitlines()[-1]) == (130, "tvrbench: interrupted")
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ what it wrote, Ctrl-C and failing demo steps stopping with their code. Real file
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
@@ -47,9 +48,74 @@ def registered(typer_app) -> list:
 
 
 def test_every_command_declares_what_it_writes():
+    """And so every command that writes has --overwrite (publish its own, which also decides what it does in its folder)."""
     commands = registered(load_commands())
     assert len(commands) == 34
     assert [c.__name__ for c in commands if not hasattr(c, "writes")] == []
+    assert [c.__name__ for c in commands if c.writes and "overwrite" not in inspect.signature(c).parameters] == []
+
+
+# --------------------------------------------------------------------------- another kind of command's output
+
+
+def test_a_command_does_not_replace_what_another_kind_of_command_wrote(tmp_path, capsys):
+    """A random split over a verb split, gender contrasts over verb ones, a score's JSON over a split's
+    sidecar, a BoW matrix over a visual one: each refused in one line naming the file, what wrote it and
+    --overwrite, before any work (these used to exit 0 having replaced it). Rerunning the same kind of
+    command replaces its own output as before, and --overwrite replaces another's."""
+    from tvrbench.io.sidecars import written_by
+
+    features = tmp_path / "features.npy"
+    np.save(features, np.random.default_rng(0).standard_normal((36, 8)).astype(np.float32))
+    visual = [
+        "proxies",
+        "--captions",
+        CAPTIONS,
+        "--proxy",
+        "visual",
+        "--features",
+        str(features),
+        "--level",
+        "video",
+        "--out",
+        str(tmp_path / "m.npy"),
+    ]
+    human = tmp_path / "human.tsv"
+    assert run(["mc", "build", "--captions", CAPTIONS, "--kind", "random", "--out", str(human)]) == 0
+    (tmp_path / "human.tsv.json").unlink()  # an MC TSV made elsewhere: no sidecar, nothing says what wrote it
+    for command in (
+        ["contrast", "gender", "--captions", CAPTIONS, "--out", str(tmp_path / "gender.jsonl")],
+        ["mc", "build", "--captions", CAPTIONS, "--kind", "gender", "--contrast", str(tmp_path / "gender.jsonl"), "--out", str(tmp_path / "g.tsv")],
+        ["mc", "import", "--tsv", str(human), "--out", str(tmp_path / "imported.tsv")],
+        visual,
+    ):
+        assert run(command) == 0
+    writers = {name: written_by(tmp_path / name) for name in ("gender.jsonl", "g.tsv", "g.tsv.json", "imported.tsv", "m.npy", "m.json", "human.tsv")}
+    assert writers == {
+        "gender.jsonl": "contrast gender",
+        "g.tsv": "mc build --kind gender",
+        "g.tsv.json": "mc build --kind gender",  # a sidecar: what wrote the output it describes
+        "imported.tsv": "mc import",
+        "m.npy": "proxies --proxy visual",
+        "m.json": "proxies --proxy visual",
+        "human.tsv": None,
+    }
+    before = snapshot(tmp_path)
+    refused = {  # the file -> the command that would replace it, and that command as the line names it
+        "g.tsv": (["mc", "build", "--captions", CAPTIONS, "--kind", "random", "--out", tmp_path / "g.tsv"], "mc build --kind random"),
+        "gender.jsonl": (["contrast", "verb", "--captions", CAPTIONS, "--out", tmp_path / "gender.jsonl"], "contrast verb"),
+        "g.tsv.json": (["mc", "score", "--mc", tmp_path / "imported.tsv", "--scorer", "lm", "--json", tmp_path / "g.tsv.json"], "mc score"),
+        "m.npy": (["proxies", "--captions", CAPTIONS, "--proxy", "bow", "--out", tmp_path / "m.npy"], "proxies --proxy bow"),
+        "imported.tsv": (["mc", "build", "--captions", CAPTIONS, "--kind", "random", "--out", tmp_path / "imported.tsv"], "mc build --kind random"),
+    }
+    for name, (command, ours) in refused.items():
+        written = f"written by `tvrbench {writers[name]}`, another kind of command than `{ours}`; --overwrite replaces it"
+        assert one_line_error(capsys, *command) == f"tvrbench: error: {tmp_path / name}: {written}"
+    assert snapshot(tmp_path) == before  # nothing replaced, no partial file begun
+    assert run(visual) == 0  # its own earlier output
+    assert run(["mc", "build", "--captions", CAPTIONS, "--kind", "random", "--out", str(human)]) == 0  # no sidecar said what wrote it
+    assert run(["mc", "build", "--captions", CAPTIONS, "--kind", "random", "--out", str(tmp_path / "g.tsv"), "--overwrite"]) == 0
+    assert written_by(tmp_path / "g.tsv") == "mc build --kind random"
 
 
 # --------------------------------------------------------------------------- outputs vs inputs
@@ -424,7 +490,8 @@ def test_ctrl_c_stops_the_demo_with_130_and_one_line(tmp_path):
     os.kill(process.pid, signal.SIGINT)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 130, err
-    assert err.rstrip().endswith("tvrbench: interrupted") and "Traceback" not in err and "done in" not in err
+    # the last line: interrupted, and, where the step had begun a partial matrix, that a rerun resumes from it
+    assert err.rstrip().splitlines()[-1].startswith("tvrbench: interrupted") and "Traceback" not in err and "done in" not in err
     assert not (out / "results.json").exists() and not (out / "logs" / "proxy-syn.txt").exists()
 
 

@@ -261,6 +261,15 @@ def test_bad_input(tmp_path, inputs):
         contrast_artifact(tmp_path / "weird.jsonl")
 
 
+def main_code(argv: list[str]) -> int:
+    """The exit code of ``tvrbench ARGV`` run through its entry point."""
+    from tvrbench.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    return stop.value.code or 0
+
+
 def test_cli_writes_folder_and_bad_input_is_one_line(tmp_path, inputs, capfd):
     from tvrbench.cli import main
 
@@ -288,6 +297,12 @@ def test_cli_writes_folder_and_bad_input_is_one_line(tmp_path, inputs, capfd):
     out, err = capfd.readouterr()
     assert out.strip().startswith("tvrbench:") and "configs:gender=mc:2,relevance_syn=relevance:8,results=results:4" in out
     assert len(load(folder, "relevance_syn")) == 8
+    # no --license: one line says so, and what the card then reads (it used to say nothing)
+    assert [line for line in err.splitlines() if "license" in line] == [
+        "tvrbench: warning: no --license, so the card reads `license: other`; pass --license ID (e.g. cc-by-4.0)"
+    ]
+    assert main_code(["publish", "--out", str(folder), "--mc", f"gender={root / 'mc_gender.tsv'}", "--license", "cc0-1.0"]) == 0
+    assert "warning" not in capfd.readouterr().err
     capfd.readouterr()
     with pytest.raises(SystemExit) as stop:
         main(["publish", "--out", str(folder), "--mc", str(tmp_path / "missing.tsv")])

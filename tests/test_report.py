@@ -285,7 +285,8 @@ def analyses_page(tmp_path_factory) -> Path:
 
 
 def test_every_fire_analysis_is_a_paper_table_in_the_report(analyses_page):
-    """Each analysis is its named tables (those the CLI prints), with no folded lists of raw values."""
+    """Each analysis is its named tables (those the CLI prints), titled by what it is (its first table's
+    title, in words, not the name its file was given), with no folded lists of raw values."""
     from tvrbench.evaluation.fire.tables import analysis_tables
 
     page = analyses_page.read_text(encoding="utf-8")
@@ -293,11 +294,12 @@ def test_every_fire_analysis_is_a_paper_table_in_the_report(analyses_page):
     sections = page.split('<section id="analyses">')[1].split("</section>")[0].split("<h3>")[1:]
     assert len(sections) == 10
     for section in sections:
-        name = section.split("</h3>")[0]
-        tables = analysis_tables(json.loads((analyses_page.parent / f"{name}.json").read_text()))
-        assert tables, name
-        for table in tables:
+        name = section.split('<p class="signature">')[1].split(":")[0]  # the signatures name the file
+        first, *rest = analysis_tables(json.loads((analyses_page.parent / f"{name}.json").read_text()))
+        assert section.startswith(f"{html.escape(first.title)}</h3>") and f"<caption>{html.escape(first.title)}</caption>" not in section
+        for table in rest:
             assert f"<caption>{html.escape(table.title)}</caption>" in section, name
+        for table in [first, *rest]:
             assert "".join(f"<th>{html.escape(column)}</th>" for column in table.columns) in section, name
     assert "Figure 8" in page and "Table 7" in page and "fire-bootstrap" in page
 
@@ -316,7 +318,7 @@ def test_analyses_in_headless_chromium(analyses_page):
             tables = page.locator("#analyses table.analysis")
             assert tables.count() == 11  # ten analyses, overlap-train with Table 7 and Figure 8
             agreement = tables.first
-            assert agreement.locator("caption").inner_text() == "FIRE agreement (Table 2)"
+            assert page.locator("#analyses h3").first.inner_text() == "FIRE agreement (Table 2)"
             assert agreement.locator("tr").first.inner_text().split("\t")[:3] == ["dataset", "pairs", "labels"]
             cell = agreement.locator("td.num").first
             assert cell.evaluate("element => getComputedStyle(element).textAlign") == "right"
@@ -338,17 +340,37 @@ def test_other_or_edited_analysis_json_is_shown_as_plain_tables():
     assert "<th>pairs</th>" in page and 'class="analysis"' not in page
 
 
-def test_a_blind_score_says_which_of_its_two_figures_it_is_and_its_signature_sits_below():
-    from tvrbench.report.html import BLIND_NOTES, analysis_section
+def mc_score(digest: str, scorer: str, accuracy: float, captions: bool = False) -> dict:
+    """An ``mc score`` JSON of a built-in scorer on the split of ``digest``, with an empty antonym subset."""
+    subsets = {"antonym": {"accuracy": None, "ties": None, "n": 0}, "most_similar_15": {"accuracy": 0.5, "ties": 0.0, "n": 3}}
+    fields = f"mc:{digest}|scores:scorer={scorer}" + ("|captions:ede479bffa6f" if captions else "")
+    return {"accuracy": accuracy, "ties": 0.0, "n": 20, "picks": [0] * 20, "subsets": subsets, "signature": f"tvrbench:0.1.0|{fields}"}
 
-    signature = "tvrbench:0.1.0|numpy:2.4.6|mc:abc|scores:scorer=blind"
-    for reference, note in BLIND_NOTES.items():
-        score = {"accuracy": 0.4, "ties": 0.0, "n": 23, "picks": [0] * 23, "blind_reference": {reference: 23}, "signature": signature}
-        page = analysis_section("mc_blind", score)
-        assert note in page and (("caption oracle" in note) == (reference == "other captions of the video"))
-        table, _, below = page.partition("</table>")
-        assert "0.400" in table and signature not in table and signature in below
-    assert "caption oracle" not in analysis_section("mc_scores", {"accuracy": 0.4, "n": 23})
+
+def test_mc_scores_are_one_table_of_split_by_scorer_each_scorer_explained():
+    """Every `mc score` JSON goes into one table, split × scorer, as the demo prints it: the split named as
+    --mc named it, each scorer by what it is and explained under the table (the lm scorer too), no
+    section titled by a file's key, no empty subset row (there were eight sections, the lm ones without
+    a word of explanation, each with an `antonym — — 0` row)."""
+    from tvrbench.evaluation.mc import SCORER_COLUMNS
+    from tvrbench.report.html import MCItems
+
+    analyses = {
+        "mc_blind_alone_verb": mc_score("e3944237e8a8", "blind", 0.4),
+        "mc_lm_alone_verb": mc_score("e3944237e8a8", "lm", 0.3),
+        "mc_blind_verb": mc_score("e3944237e8a8", "blind", 0.95, captions=True),
+        "mc_lm_alone_gender": mc_score("8f5fd36ef674", "lm", 0.2),
+    }
+    page = render_report(ReportContent(analyses=analyses, mc={"verb": MCItems([], digest="e3944237e8a8")}))
+    assert '<section id="analyses">' not in page and not any(name in heading for heading in re.findall("<h3>(.*?)</h3>", page) for name in analyses)
+    (grid,) = re.findall(r'<table class="analysis"><caption>Multiple choice: accuracy \(5 options, chance 0.200\)</caption>(.*?)</table>', page)
+    columns = ["blind, options only", "LM, options only", "blind + video's other captions"]
+    assert re.findall("<th>(.*?)</th>", grid) == ["split", "instances", *map(html.escape, columns)]
+    rows = [re.findall("<td[^>]*>(.*?)</td>", row) for row in re.findall("<tr>(<td.*?)</tr>", grid)]
+    assert rows == [["verb", "20", "0.400", "0.300", "0.950"], ["split mc:8f5fd36ef674", "20", "—", "0.200", "—"]]
+    for column in columns:
+        assert f'<p class="note">{html.escape(column)}: {html.escape(SCORER_COLUMNS[column])}</p>' in page
+    assert "15 % most similar to the positive" in page and "antonym" not in page
 
 
 def test_mc_rows_show_each_scorers_pick_beside_the_options(tmp_path):

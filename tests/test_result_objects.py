@@ -123,6 +123,7 @@ def test_the_report_shows_each_result_as_its_tables_rebuilt_from_the_written_jso
     analyses = [arg for name in ("mc", "curve") for arg in ("--analysis", f"{name}={tmp_path / f'{name}.json'}")]
     assert run(["report", "--out", str(tmp_path / "report.html"), "--results", f"run={tmp_path / 'evaluation.json'}", *analyses]) == 0
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
-    assert '<tr><td>all</td><td class="num">0.123</td><td class="num">0.167</td><td class="num">6</td></tr>' in page
+    digest = Signature.parse(mc["signature"]).fields["mc"]  # no --mc names the split: the MC scores table names it by its digest
+    assert f'<tr><td>split mc:{digest}</td><td class="num">6</td><td class="num">0.123</td></tr>' in page and "<th>mc</th>" in page
     assert cells_in_page(EvaluationResult.tables_of(evaluation)[0], page) and '<td class="num">0.8765</td>' in page
     assert '<tr><td>1.00</td><td class="num">1.457</td></tr>' in page and "Fig. 4" in page

@@ -24,3 +24,12 @@ class MissingResource(Exception):
         self.what = what
         self.how = how
         super().__init__(f"{what} is not available; get it with: {how}")
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C in a command that left the file a rerun resumes from (``X.jsonl.partial``): the command
+    line's one line names it."""
+
+    def __init__(self, resume_from: PathLike | str):
+        self.resume_from = str(resume_from)
+        super().__init__(self.resume_from)

@@ -6,8 +6,8 @@ A result is a frozen dataclass that has
   behind it, kept as an object until it is written (results that gather several engine runs have
   ``signatures`` instead);
 - ``to_json()``: exactly what ``--json`` writes;
-- ``title``, ``columns`` and ``rows`` (every cell a string): its table in the paper's layout, which the
-  command line prints (:func:`tvrbench.cli.outputs.print_result`);
+- ``title``, ``columns`` and ``rows`` (every cell a string), and optionally ``notes`` (lines under it): its
+  table in the paper's layout, which the command line prints (:func:`tvrbench.cli.outputs.print_result`);
 - optionally ``parts``: further tables of the same result, shown under its own (Figure 8's under Table 7);
 - optionally ``figures()``: the paper's figures as ``(file stem, matplotlib figure)`` pairs.
 
@@ -39,11 +39,13 @@ class Result(Protocol):
 
 @dataclass(frozen=True)
 class Table:
-    """One table as the paper lays it out: a title, named columns, rows of formatted cells."""
+    """One table as the paper lays it out: a title, named columns, rows of formatted cells, and notes:
+    lines shown under it that say what it means (a table of notes alone, without columns, is prose)."""
 
     title: str
     columns: list[str]
     rows: list[list[str]]
+    notes: tuple[str, ...] = ()
 
 
 class TablesOfJson:
@@ -68,6 +70,10 @@ class TablesOfJson:
     @property
     def rows(self) -> list[list[str]]:
         return self.tables[0].rows
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return self.tables[0].notes
 
     @property
     def parts(self) -> list[Table]:

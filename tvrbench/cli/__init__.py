@@ -3,8 +3,9 @@
 Each command group lives in its own module and registers itself on :data:`app`. :func:`run` is the
 one place where a failure becomes one line on stderr: bad input (:class:`~tvrbench.errors.InputError`),
 a missing resource, a file the system refuses (``OSError``) and a usage error all print
-``tvrbench: error: ...`` and exit with code 2; Ctrl-C prints ``tvrbench: interrupted`` and exits
-with 130; anything else is a bug, printed as ``tvrbench: internal error: ...`` with exit code 1
+``tvrbench: error: ...`` and exit with code 2; Ctrl-C prints ``tvrbench: interrupted`` (and, where
+the command left a partial file, that running it again resumes from that file) and exits with 130;
+anything else is a bug, printed as ``tvrbench: internal error: ...`` with exit code 1
 (``TVRBENCH_TRACEBACK=1`` shows the traceback). The command runs under Click directly (Typer's
 ``main`` would turn Ctrl-C into a silent exit code), so every exception reaches :func:`run`.
 
@@ -23,7 +24,7 @@ import typer
 from typer.core import TyperCommand, TyperOption
 
 from tvrbench.cli.clickapi import NoArgsIsHelpError, UsageError
-from tvrbench.errors import InputError, MissingResource
+from tvrbench.errors import InputError, Interrupted, MissingResource
 
 app = typer.Typer(
     name="tvrbench",
@@ -128,8 +129,9 @@ def run(argv: Sequence[str]) -> int:
         return 1  # as rich exits when it meets the closed pipe first
     except OSError as error:
         return _fail(_os_error(error))
-    except (KeyboardInterrupt, typer.Abort):
-        typer.echo("tvrbench: interrupted", err=True)
+    except (KeyboardInterrupt, typer.Abort) as interrupt:
+        resume = f"; running the same command again resumes from {interrupt.resume_from}" if isinstance(interrupt, Interrupted) else ""
+        typer.echo(f"tvrbench: interrupted{resume}", err=True)
         return 130
     except Exception as error:  # a bug, not bad input: one line too, the traceback on request
         if os.environ.get("TVRBENCH_TRACEBACK"):

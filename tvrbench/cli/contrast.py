@@ -19,7 +19,7 @@ app.add_typer(contrast, name="contrast")
 
 CAPTIONS_HELP = "Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSFUSION CSV or MSRVTT_data.json."
 # The records, their sidecar and the partial file a rerun resumes from; finetune-t5 stages its folder beside OUT.
-CONTRAST_OUT = beside(".json", ".partial")
+CONTRAST_OUT = beside(".json", resumable=True)
 FINETUNE_OUT = Writes((lambda path: path, lambda path: path.with_name(f".{path.name}.partial")), folder=True)
 OUT_HELP = "Output JSONL, one record per contrast; signature and counts go to OUT.json. Resumes an interrupted run."
 DEVICE_HELP = "Where T5, a causal LM and the sentence model run: auto (the GPU when torch sees one, bf16/fp16 where safe), cpu or cuda."

@@ -24,14 +24,13 @@ import time
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from tvrbench.cli import app, invoke, load_commands
-from tvrbench.cli.outputs import FOLDER, writes
+from tvrbench.cli.outputs import FOLDER, print_table, writes
 from tvrbench.data import SAMPLE_DIR
-from tvrbench.data.demo import BLIND_FIGURES, DEMO_MC_KINDS, METRICS, MODELS, SAMPLE_MODELS, Step, published_steps, steps
+from tvrbench.data.demo import DEMO_MC_KINDS, METRICS, MODELS, SAMPLE_MODELS, Step, published_steps, steps
 from tvrbench.io.atomic import write_json
+from tvrbench.results import Table
 from tvrbench.signature import Signature
 
 
@@ -128,9 +127,8 @@ def run_demo(out: str | Path, log=None) -> dict:
         combine_results(out)
         for step in published_steps(out):
             seconds[step.name] = run_step(step, out, log, interrupts)
-    console = Console(file=log, width=100)
     for table in summary(out):
-        console.print(table)
+        print_table(table, log)
     print(f"done in {sum(seconds.values()):.1f} s. Full results: {out / 'results.json'} (every metric and its signature),", file=log)
     print(f"{out / 'report.html'} (tables, plots, MC items), {out / 'dataset'} (the Hugging Face dataset folder),", file=log)
     print(f"{out / 'analyses'}; what each command printed: {out / 'logs'}", file=log)
@@ -140,21 +138,19 @@ def run_demo(out: str | Path, log=None) -> dict:
 def summary(out: Path) -> list[Table]:
     """The headline numbers of a demo run, read back from its outputs: each model with and without the
     FIRE labels and its proxy nDCG, and how far text gets on each MC split without the video."""
-    models = Table(title="Retrieval", caption=SAMPLE_MODELS)
-    for column in ("model", "C@1 original pairs", "C@1 with FIRE", "nDCG (SYN proxy)"):
-        models.add_column(column, justify="left" if column == "model" else "right")
+    from tvrbench.evaluation.mc import mc_score_grid, scorer_column
+
+    rows = []
     for model in MODELS:
         result = json.loads((out / "evaluation" / f"{model}.json").read_text(encoding="utf-8"))
-        models.add_row(model, f"{result['original']['C@1']:.3f}", f"{result['metrics']['C@1']:.3f}", f"{result['metrics']['nDCG']:.3f}")
-    mc = Table(title="Multiple choice without the video (5 options, chance 0.200)", caption=BLIND_FIGURES)
-    for column in ("split", "instances", "blind, options only", "LM, options only", "blind + video's other captions"):
-        mc.add_column(column, justify="left" if column == "split" else "right")
+        rows.append([model, f"{result['original']['C@1']:.3f}", f"{result['metrics']['C@1']:.3f}", f"{result['metrics']['nDCG']:.3f}"])
+    models = Table("Retrieval", ["model", "C@1 original pairs", "C@1 with FIRE", "nDCG (SYN proxy)"], rows, (SAMPLE_MODELS,))
+    scores = []
     for kind in DEMO_MC_KINDS:
-        alone, lm, captions = (
-            json.loads((out / "analyses" / f"mc_{name}_{kind}.json").read_text(encoding="utf-8")) for name in ("blind_alone", "lm_alone", "blind")
-        )
-        mc.add_row(kind, str(alone["n"]), *(f"{result['accuracy']:.3f}" for result in (alone, lm, captions)))
-    return [models, mc]
+        for name in ("blind_alone", "lm_alone", "blind"):
+            payload = json.loads((out / "analyses" / f"mc_{name}_{kind}.json").read_text(encoding="utf-8"))
+            scores.append((kind, scorer_column(payload), payload))
+    return [models, mc_score_grid(scores)[0]]
 
 
 @app.command()

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from tvrbench.cli import app
 from tvrbench.cli.inputs import FIRE_DATASET, ONE_TEXT_EMBEDDINGS, ONE_VIDEO_EMBEDDINGS, SIMILARITY, reads_captions
-from tvrbench.cli.outputs import FILE, print_result, writes
+from tvrbench.cli.outputs import FILE, Writes, print_result, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
 from tvrbench.evaluation.choices import AP_VARIANTS, FUSION_POLICIES, NDCG_VARIANTS, TIE_RULES, listed
@@ -45,8 +45,17 @@ def write_per_query(path: Path, result: EvaluationResult, captions: Captions) ->
             writer.writerow([caption_id, video_id, *("" if np.isnan(v) else f"{v:.10g}" for v in values)])
 
 
+def checkpoint_of(json_out: Path) -> Path:
+    """The folder where a sharded evaluation keeps each finished shard until its JSON is written."""
+    return json_out.with_name(f".{json_out.name}.shards")
+
+
+# The result and, for sharded scores, the checkpoint a rerun resumes from.
+JSON_OUT = Writes((FILE.files[0], checkpoint_of), folder=lambda path: path.name.endswith(".shards"), resumes=checkpoint_of)
+
+
 @app.command("evaluate")
-@writes(json_out=FILE, per_query=FILE)
+@writes(json_out=JSON_OUT, per_query=FILE)
 @reads_captions
 def evaluate_command(
     reading: CaptionsReading,
@@ -129,7 +138,7 @@ def evaluate_command(
     relevance_matrix = None
     if relevance is not None:
         relevance_matrix, fields["proxy"] = load_relevance(relevance, matrix.shape, captions, video_ids)
-    checkpoint = json_out.with_name(f".{json_out.name}.shards") if sharded else None
+    checkpoint = checkpoint_of(json_out) if sharded else None
     try:
         with dask_client(workers, scheduler) as client:
             result = evaluate(

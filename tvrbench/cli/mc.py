@@ -26,7 +26,7 @@ def _settings(config: Optional[Path], seed: Optional[int], same_movie: bool = Fa
 
 
 @mc.command()
-@writes(out=beside(".json"))
+@writes(out=beside(".json"), kind_option="kind")
 @reads_captions
 def build(
     reading: CaptionsReading,

@@ -11,7 +11,7 @@ import typer
 
 from tvrbench.cli import app
 from tvrbench.cli.inputs import reads_captions
-from tvrbench.cli.outputs import Writes, writes
+from tvrbench.cli.outputs import Writes, partial, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.io.inputs import CaptionsReading, named_paths
 from tvrbench.io.sidecars import sidecar_path
@@ -21,8 +21,9 @@ from tvrbench.proxies.storage import FOLDER_SUFFIXES
 # The matrix, its sidecar M.json, and the partial matrix and progress file a rerun resumes from; a
 # .zarr or .parquet output and its partial form are folders.
 PROXY_OUT = Writes(
-    (lambda path: path, sidecar_path, lambda path: path.with_name(path.name + ".partial"), lambda path: path.with_name(path.name + ".partial.json")),
+    (lambda path: path, sidecar_path, partial, lambda path: path.with_name(path.name + ".partial.json")),
     folder=lambda path: path.name.removesuffix(".partial").endswith(FOLDER_SUFFIXES),
+    resumes=partial,
 )
 
 
@@ -32,7 +33,7 @@ Level = Enum("Level", {name: name for name in LEVELS}, type=str)
 
 
 @app.command()
-@writes(out=PROXY_OUT)
+@writes(out=PROXY_OUT, kind_option="proxy")
 @reads_captions
 def proxies(
     reading: CaptionsReading,

@@ -94,6 +94,8 @@ def publish(
     for config, entry in manifest["configs"].items():
         typer.echo(f"{config}: {entry['kind']}, {entry['rows']:,} rows → {out / entry['files'][split]}", err=True)
     typer.echo(f"wrote {out / 'README.md'} ({len(artifacts)} configs)", err=True)
+    if license is None:
+        typer.echo("tvrbench: warning: no --license, so the card reads `license: other`; pass --license ID (e.g. cc-by-4.0)", err=True)
     typer.echo(manifest["signature"])
     if push_to:
         plan = plan_push(out, push_to, private, endpoint)

@@ -42,17 +42,19 @@ def plot_files(paths: list[Path]) -> list[Path]:
     return found
 
 
-def mc_picks(path: Path, analyses: dict[str, object], n: int) -> dict[str, list[int]]:
-    """Each ``mc score`` JSON among the analyses that scored this split (its signature names the
-    split's digest): the option it chose for every instance."""
-    from tvrbench.signature import input_digest
+def mc_picks(digest: str, analyses: dict[str, object], n: int) -> dict[str, list[int]]:
+    """Each ``mc score`` JSON among the analyses that scored the split of this ``digest`` (its signature
+    names it): the option it chose for every instance, under its scorer's name in the table of MC scores
+    (a model's scores, or a second run of one scorer, under the name its file was given)."""
+    from tvrbench.evaluation.mc import scorer_column
+    from tvrbench.report.tables import is_mc_score
 
-    field = f"|mc:{input_digest('mc', path)}|"
-    return {
-        name: value["picks"]
-        for name, value in analyses.items()
-        if isinstance(value, dict) and isinstance(value.get("picks"), list) and len(value["picks"]) == n and field in f"|{value.get('signature')}|"
-    }
+    picks: dict[str, list[int]] = {}
+    for name, value in analyses.items():
+        if is_mc_score(value) and isinstance(value["picks"], list) and len(value["picks"]) == n and f"|mc:{digest}|" in f"|{value['signature']}|":
+            column = scorer_column(value)
+            picks[column if column and column not in picks else name] = value["picks"]
+    return picks
 
 
 def mc_items(path: Path):
@@ -61,12 +63,13 @@ def mc_items(path: Path):
     from tvrbench.generators.records import read_sidecar
     from tvrbench.io.mc import read_mc
     from tvrbench.report import MCItems
+    from tvrbench.signature import input_digest
 
     instances = read_mc(path)
     sidecar = read_sidecar(path)
     entries = sidecar.get("instances")
     options = [entry.get("contrast_option") for entry in entries] if isinstance(entries, list) and len(entries) == len(instances) else None
-    return MCItems(instances, options, sidecar.get("plausibility"), sidecar.get("audit"))
+    return MCItems(instances, options, sidecar.get("plausibility"), sidecar.get("audit"), digest=input_digest("mc", path))
 
 
 @app.command()
@@ -89,7 +92,9 @@ def report(
     fire_dataset: Optional[str] = FIRE_DATASET,
     relevance: Optional[Path] = typer.Option(None, "--relevance", help="Graded relevance (a proxy from tvrbench proxies, any form) for the viewer."),
     top_k: int = typer.Option(10, "--top-k", min=1, help="Videos per model shown in the viewer."),
-    mc: list[str] = typer.Option([], "--mc", help="NAME=MC.tsv (repeatable): MC items with the contrast highlighted."),
+    mc: list[str] = typer.Option(
+        [], "--mc", help="NAME=MC.tsv (repeatable): MC items with the contrast highlighted; NAME also names the split in the table of MC scores."
+    ),
 ) -> None:
     """One self-contained HTML page (no network): tables, plots, per-query viewer and MC items."""
     from tvrbench.report import ReportContent, write_report
@@ -102,8 +107,8 @@ def report(
         plots=plot_files(plots),
         mc={name: mc_items(path) for name, path in named_paths(mc, "--mc").items()},
     )
-    for name, path in named_paths(mc, "--mc").items():
-        content.mc[name].picks = mc_picks(path, content.analyses, len(content.mc[name].instances))
+    for items in content.mc.values():
+        items.picks = mc_picks(items.digest, content.analyses, len(items.instances))
     if scores:
         if queries is None or videos is None:
             raise InputError("--scores", "the viewer needs --queries and --videos too")

@@ -13,15 +13,10 @@ MODELS = ("strong", "genderblind", "objectonly")
 METRICS = "C@1,C@5,C@10,AP,MdR,MnR,GMR,nDCG,Judged@10"
 # The MC kinds the demo builds: of tvrbench.generators.MC_KINDS, all but "id" (LSMDC character names; the sample has none).
 DEMO_MC_KINDS = ("random", "gender", "verb")
-# Shown wherever the sample's models or the blind scorer's numbers appear (demo summary, report).
+# Shown wherever the sample's models appear (demo summary, report).
 SAMPLE_MODELS = (
     "The sample's simulated models: strong sees every facet of a video; genderblind reads man / woman as "
     "person (it confuses gender contrasts); objectonly ignores actions (it confuses verb contrasts)."
-)
-BLIND_FIGURES = (
-    "Options only: the text-only baseline a paper reports (can the answer be told without the video?). "
-    "With the video's other captions (mc score --captions) the blind scorer reads a human description of "
-    "the video: a caption oracle, an upper reference for a model, not a bias check."
 )
 
 

@@ -11,7 +11,9 @@ generator puts them in its own sidecar (:func:`audit_pairs`):
 - **LM preference**: how often a language model prefers the positive (:func:`~tvrbench.generators.lm.preference`).
 
 :func:`audit_split` adds the text-only MC scorers of :mod:`tvrbench.evaluation.mc` on a whole split,
-beside a reference split's figures when given.
+beside a reference split's figures when given. :func:`pair_reading` says in plain words what the
+three pair figures mean, against chance and tvrbench's targets (SPEC §5), so that nobody needs the
+docs to answer "is it biased?".
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ from tvrbench.signature import Signature
 
 FOLDS = 5
 TOP = 10  # giveaway and substitute words listed
+# SPEC §5's targets for a contrast set: a language model prefers the original about as often as on Park
+# et al.'s own sets, and no substitute word, nor the ten commonest, bring in a large share of the words.
+LM_BAND = (0.45, 0.60)
+COMMONEST_AT_MOST = 0.03
+TOP10_AT_MOST = 0.20
 TOKEN_PATTERN = r"(?u)\b\w+\b"  # scikit-learn's default without its two-letter minimum: "a" and "s" count
 _TOKENS = re.compile(TOKEN_PATTERN)
 
@@ -168,17 +175,13 @@ def summary_cells(audit: dict) -> dict[str, str]:
     }
 
 
-def audit_tables(payload: dict) -> list[Table]:
-    """One row per figure, one column per split; then the giveaway words and the commonest substitutes."""
-    splits = payload["splits"]
-    audits = [split["pairs"] for split in splits.values()]
+def pair_rows(audits: Sequence[dict]) -> list[list[str]]:
+    """One row per figure of :class:`PairAudit` JSONs, one column each: the audit table's, and the dataset card's."""
 
-    def row(label: str, cell) -> list[str]:  # cell: a split's pair audit -> text
+    def row(label: str, cell) -> list[str]:  # cell: a pair audit -> text
         return [label, *map(cell, audits)]
 
-    scorers = list(dict.fromkeys(name for split in splits.values() for name in split["scorers"]))
-    rows = [
-        ["instances", *(f"{split['instances']:,}" for split in splits.values())],
+    return [
         row("pairs (contrast, positive)", lambda audit: f"{audit['pairs']:,}"),
         row("hypothesis-only accuracy (chance 50 %)", lambda audit: _percent((audit["hypothesis_only"] or {}).get("accuracy"))),
         row("substitute words", lambda audit: f"{audit['substitutes']['tokens']:,}"),
@@ -188,6 +191,72 @@ def audit_tables(payload: dict) -> list[Table]:
         row("commonest substitute", lambda audit: _commonest(audit["substitutes"])),
         row("LM prefers the positive", lambda audit: _percent(audit["lm_preference"]["prefers_original"])),
         row("LM median gap (nats/token)", lambda audit: _number(audit["lm_preference"]["median_gap_nats_per_token"])),
+    ]
+
+
+def pair_reading(audit: dict) -> list[str]:
+    """What a :class:`PairAudit` JSON's figures say, one plain sentence each: the wording (hypothesis-only
+    against chance), the substitute words (against the targets) and fluency (against the LM band)."""
+    return [_wording(audit), _substitutes(audit["substitutes"]), *([_fluency(audit["lm_preference"])] if audit["lm_preference"]["pairs"] else [])]
+
+
+def _wording(audit: dict) -> str:
+    """Above chance when past two standard errors of a fair coin over the pairs (a rough 95 % bar)."""
+    accuracy, pairs = (audit["hypothesis_only"] or {}).get("accuracy"), audit["pairs"]
+    if accuracy is None:
+        return f"Too few pairs ({pairs}) for the bag-of-words test of the wording: it needs {2 * FOLDS}."
+    found = f"a bag-of-words model finds it in {_percent(accuracy)} of {pairs:,} pairs, chance 50 %"
+    bar = 0.5 + 1 / np.sqrt(pairs)
+    if accuracy > bar:
+        return f"The wording gives the contrast away: {found}."
+    return f"No clear sign that the wording gives the contrast away: {found} (chance alone reaches {_percent(bar)} at {pairs:,} pairs)."
+
+
+def _substitutes(substitutes: dict) -> str:
+    needed = int(np.ceil(max(1 / COMMONEST_AT_MOST, TOP / TOP10_AT_MOST)))  # fewer words cannot meet both, however varied
+    targets = f"tvrbench's targets: the commonest at most {100 * COMMONEST_AT_MOST:g} % of them, the ten commonest at most {100 * TOP10_AT_MOST:g} %"
+    words = substitutes["tokens"]
+    if not words:
+        return "No contrast brings in a word of its own (deletions only), so no substitute word can give it away."
+    if words < needed:
+        return f"Too few substitute words ({words:,}) to judge their spread ({targets}, which takes at least {needed} words)."
+    top1, top10 = _percent(substitutes["top1_share"]), _percent(substitutes["top10_share"])
+    shares = f"the commonest, '{substitutes['top1']}', is {top1} of them and the ten commonest {top10}"
+    if substitutes["top1_share"] <= COMMONEST_AT_MOST and substitutes["top10_share"] <= TOP10_AT_MOST:
+        return f"The substitute words are varied: {shares} ({targets})."
+    return f"A few substitute words do much of the work, a regularity a model can learn: {shares} ({targets})."
+
+
+def _fluency(preference: dict) -> str:
+    """Outside the band by less than two standard errors over the pairs is said to be not clearly so."""
+    share, pairs = preference["prefers_original"], preference["pairs"]
+    low, high = LM_BAND
+    band = f"the {100 * low:g}–{100 * high:g} % of Park et al.'s own sets"
+    found = f"a language model prefers the positive in {_percent(share)} of {pairs:,} pairs"
+    if low <= share <= high:
+        return f"The contrasts read as fluently as real captions: {found}, within {band}."
+    side, where, effect = (
+        ("less", "above", "fluency helps give them away") if share > high else ("more", "below", "a model that favours fluent text picks them")
+    )
+    if min(abs(share - high), abs(share - low)) <= 1 / np.sqrt(pairs):
+        return f"The contrasts may read {side} fluently than real captions: {found}, {where} {band}, though not clearly at {pairs:,} pairs."
+    return f"The contrasts read {side} fluently than real captions, so {effect}: {found}, {where} {band}."
+
+
+def audit_reading(payload: dict) -> list[str]:
+    """:func:`pair_reading` of each split of a :class:`SplitAudit` JSON, each sentence with its split's name."""
+    return [f"{name}: {sentence}" for name, split in payload["splits"].items() for sentence in pair_reading(split["pairs"])]
+
+
+def audit_tables(payload: dict) -> list[Table]:
+    """One row per figure, one column per split; then the giveaway words, the commonest substitutes and
+    what the figures say."""
+    splits = payload["splits"]
+    audits = [split["pairs"] for split in splits.values()]
+    scorers = list(dict.fromkeys(name for split in splits.values() for name in split["scorers"]))
+    rows = [
+        ["instances", *(f"{split['instances']:,}" for split in splits.values())],
+        *pair_rows(audits),
         *(
             [f"{name} scorer accuracy (chance 20 %)", *(_percent(split["scorers"].get(name, {}).get("accuracy")) for split in splits.values())]
             for name in scorers
@@ -207,6 +276,7 @@ def audit_tables(payload: dict) -> list[Table]:
             _ranked(giveaways),
         ),
         Table("Commonest substitute words", ["rank", *splits], _ranked(commonest)),
+        Table("Reading", [], [], notes=tuple(audit_reading(payload))),
     ]
 
 
@@ -222,6 +292,11 @@ class SplitAudit(TablesOfJson):
     splits: dict[str, dict]
     signature: Signature
     tables_of = staticmethod(audit_tables)
+
+    @property
+    def reading(self) -> list[str]:
+        """What the figures say, in plain sentences (:func:`pair_reading`): the audit's last part."""
+        return audit_reading(self.to_json())
 
     def to_json(self) -> dict:
         return {"splits": self.splits, "signature": str(self.signature)}

@@ -154,13 +154,71 @@ def _match_records(instances, contrast_options, records) -> list[ContrastRecord 
 
 
 def mc_score_tables(payload: dict) -> list[Table]:
-    """Accuracy, tie rate and instances overall, then on each subset the inputs allowed."""
-    rows = [["all", *_score_cells(payload)]] + [[name, *_score_cells(scores)] for name, scores in payload.get("subsets", {}).items()]
+    """Accuracy, tie rate and instances overall, then on each subset the inputs allowed that holds any."""
+    rows = [["all", *_score_cells(payload)]] + [[subset_name(name), *_score_cells(scores)] for name, scores in _subsets(payload)]
     return [Table("Multiple choice: positive strictly highest", ["instances", "accuracy", "ties", "n"], rows)]
 
 
 def _score_cells(scores: dict) -> list[str]:
     return [count_or_share(scores["accuracy"]), count_or_share(scores["ties"]), count_or_share(scores["n"])]
+
+
+def _subsets(payload: dict) -> list[tuple[str, dict]]:
+    """The subsets of an ``mc score`` JSON that hold an instance (no antonym row for a split without antonyms)."""
+    return [(name, scores) for name, scores in payload.get("subsets", {}).items() if scores["n"]]
+
+
+def subset_name(name: str) -> str:
+    """A subset of :func:`score_mc` in words: ``most_similar_15`` → "15 % most similar to the positive"."""
+    if name == "antonym":
+        return "antonym contrasts (Table 5)"
+    if name == "rare_id":
+        return "original name rarer in training than the new one (Table 4)"
+    which, _, percent = name.rpartition("_")
+    return f"{percent} % {which.replace('_', ' ')} to the positive (Table 5)"
+
+
+# The built-in scorers as columns of the MC table, each with what its figure says (the report and the demo show both).
+SCORER_COLUMNS = {
+    "blind, options only": "the option most typical of the five (sentence similarity among the options): the text-only "
+    "baseline a paper reports; well above chance means the options give the answer away without the video.",
+    "LM, options only": "the option a language model finds most probable (per-token log-probability): well above chance "
+    "means the negatives read less fluently than the positive, so fluency alone gives the answer away.",
+    "blind + video's other captions": "the option closest to the video's other captions (mc score --captions), a human "
+    "description of the video: a caption oracle, an upper reference for a model, not a bias check.",
+}
+MODEL_SCORES = "a model's scores of each option (mc score --scores)."
+
+
+def scorer_column(payload: dict) -> str | None:
+    """The column of :func:`mc_score_grid` of the built-in scorer that wrote an ``mc score`` JSON (its
+    signature says which, and whether it read captions); ``None`` for a model's scores."""
+    fields = Signature.parse(payload["signature"]).fields
+    scorer = fields.get("scores", "").partition("scorer=")[2]
+    if scorer == "blind":
+        return "blind + video's other captions" if "captions" in fields else "blind, options only"
+    return "LM, options only" if scorer == "lm" else None
+
+
+def mc_score_grid(scores: Sequence[tuple[str, str, dict]]) -> list[Table]:
+    """Accuracy of ``mc score`` JSONs in one table, split × scorer, from ``(split, column, JSON)``
+    triples, each scorer explained under it; then their subsets that hold any instance, the same way."""
+    columns = [column for column in SCORER_COLUMNS if any(column == given for _, given, _ in scores)]
+    columns += list(dict.fromkeys(column for _, column, _ in scores if column not in SCORER_COLUMNS))
+    rows: dict[str, dict] = {}  # row name -> {"n": instances, column: accuracy}
+    for split, column, payload in scores:
+        for name, figures in [(split, payload), *((f"{split}: {subset_name(key)}", value) for key, value in _subsets(payload))]:
+            rows.setdefault(name, {"n": figures["n"]})[column] = figures["accuracy"]
+
+    def table(title: str, first: str, names: list[str], notes: tuple[str, ...] = ()) -> Table:
+        cells = [[name, f"{rows[name]['n']:,}", *(count_or_share(rows[name][c]) if c in rows[name] else "—" for c in columns)] for name in names]
+        return Table(title, [first, "instances", *columns], cells, notes)
+
+    splits = list(dict.fromkeys(split for split, _, _ in scores))
+    notes = tuple(f"{column}: {SCORER_COLUMNS.get(column, MODEL_SCORES)}" for column in columns)
+    grid = [table(f"Multiple choice: accuracy ({N_OPTIONS} options, chance {1 / N_OPTIONS:.3f})", "split", splits, notes)]
+    subsets = [name for name in rows if name not in splits]
+    return grid + ([table("Multiple choice: accuracy on Park et al.'s subsets", "subset", subsets)] if subsets else [])
 
 
 @dataclass(frozen=True)

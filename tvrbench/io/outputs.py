@@ -2,10 +2,12 @@
 
 Every command states the files it writes (main file, sidecar, ``.partial``, progress file, per-query
 file); :func:`check_outputs` then refuses, with one line, an output that is an input, two outputs
-that are one file, and an output that cannot be written (it is a folder, a file stands where its
-folder should be, the folder is read-only), so a run never destroys an input or stops half-way on a
-path it could have checked first. :func:`name_in` builds a file name from data (a dataset, a model,
-a split) and refuses any name that could leave its folder.
+that are one file, an output that cannot be written (it is a folder, a file stands where its
+folder should be, the folder is read-only), and, unless told to overwrite, an output that another
+kind of command wrote (as its sidecar tells: a random MC split over a verb split), so a run never
+destroys an input or another command's work, or stops half-way on a path it could have checked
+first. :func:`name_in` builds a file name from data (a dataset, a model, a split) and refuses any
+name that could leave its folder.
 """
 
 from __future__ import annotations
@@ -16,17 +18,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tvrbench.errors import InputError
+from tvrbench.io.sidecars import written_by
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+@=-]{0,149}")
 
 
 @dataclass(frozen=True)
 class Output:
-    """One path a command will write; ``role`` says which (``--json``, ``the sidecar of --out``)."""
+    """One path a command will write; ``role`` says which (``--json``, ``the sidecar of --out``);
+    ``writer``: the command writing it as typed (``mc build --kind random``), for :func:`written_by`."""
 
     path: Path
     role: str
     folder: bool = False
+    writer: str | None = None
 
 
 def safe_name(name: str, what: str) -> str:
@@ -55,8 +60,9 @@ def _key(path: Path) -> str:
     return os.path.normcase(os.path.realpath(path))
 
 
-def check_outputs(outputs: list[Output], inputs: list[tuple[str, Path]]) -> None:
-    """InputError (one line) unless every output is writable, none is an input and no two coincide."""
+def check_outputs(outputs: list[Output], inputs: list[tuple[str, Path]], overwrite: bool = False) -> None:
+    """InputError (one line) unless every output is writable, none is an input, no two coincide and,
+    without ``overwrite``, none would replace what another kind of command wrote."""
     for number, output in enumerate(outputs):
         _check_writable(output)
         for role, path in inputs:
@@ -65,6 +71,8 @@ def check_outputs(outputs: list[Output], inputs: list[tuple[str, Path]]) -> None
         for other in outputs[:number]:
             if same_file(output.path, other.path):
                 raise InputError(output.path, f"{output.role} and {other.role} are the same file; choose distinct paths")
+    for output in [] if overwrite else outputs:  # an input is named as such first: --overwrite would not help there
+        _check_not_anothers(output)
 
 
 def _check_writable(output: Output) -> None:
@@ -81,3 +89,10 @@ def _check_writable(output: Output) -> None:
         raise InputError(path, f"cannot write {output.role}: {existing} is a file, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise InputError(path, f"cannot write {output.role}: folder {existing} is not writable")
+
+
+def _check_not_anothers(output: Output) -> None:
+    """Refuse to replace a file that another kind of command wrote; a command replaces its own earlier output."""
+    theirs = written_by(output.path)
+    if output.writer is not None and theirs is not None and theirs != output.writer:
+        raise InputError(output.path, f"written by `tvrbench {theirs}`, another kind of command than `{output.writer}`; --overwrite replaces it")

@@ -108,13 +108,23 @@ def _audit_section(artifacts: list[Artifact]) -> str:
     )
 
 
+def _config_audit(audit: dict | None) -> str:
+    """A config's text-only audit as a small table, then what its figures say; empty without one."""
+    if not audit:
+        return ""
+    from tvrbench.evaluation.audit import pair_reading, pair_rows
+
+    rows = "".join(f"| {label} | {cell} |\n" for label, cell in pair_rows([audit]))
+    return f"Text-only audit of its contrasts:\n\n| figure | value |\n| --- | ---: |\n{rows}\n{' '.join(pair_reading(audit))}\n\n"
+
+
 def _config_section(artifact: Artifact, split: str) -> str:
     schema = ", ".join(f"`{f.name}` ({f.type})" for f in artifact.table.schema)
-    facts = "\n".join(f"- {key.replace('_', ' ')}: {_fact(value)}" for key, value in artifact.facts.items())
+    facts = "\n".join(f"- {key.replace('_', ' ')}: {_fact(value)}" for key, value in artifact.facts.items() if key != "audit")
     return (
         f"### `{artifact.config}` ({artifact.kind})\n\n{artifact.description}\n\n"
         f"- rows: {artifact.table.num_rows:,} in split `{split}`\n- columns: {schema}\n- source file: `{Path(artifact.source).name}`\n"
-        f"{facts}\n- signature: `{artifact.signature or 'none recorded'}`\n\n"
+        f"{facts}\n- signature: `{artifact.signature or 'none recorded'}`\n\n{_config_audit(artifact.facts.get('audit'))}"
         f'```python\nfrom datasets import load_dataset\nrows = load_dataset(REPO_OR_FOLDER, "{artifact.config}", split="{split}")\n```\n'
     )
 

@@ -34,6 +34,7 @@ class MCItems:
     plausibility: dict | None = None  # the sidecar's: how a language model reads its contrast set (generators/lm.py)
     audit: dict | None = None  # the sidecar's: whether text alone gives its contrasts away (evaluation/audit.py)
     picks: dict[str, list[int]] = field(default_factory=dict)  # scorer -> each instance's chosen option (mc score's JSON)
+    digest: str | None = None  # the split's input digest: an mc score's signature names its split by it
 
 
 @dataclass
@@ -125,43 +126,57 @@ def _is_signature(value) -> bool:
     return isinstance(value, str) and value.startswith("tvrbench:")
 
 
-# Beside a blind MC score: which of its two figures it is (mc score with or without --captions).
-BLIND_NOTES = {
-    "other captions of the video": (
-        "Blind scorer with the video's other captions (<code>--captions</code>): it reads human descriptions of the "
-        "video, so this is a caption oracle, an upper reference for a model, not a text-only baseline."
-    ),
-    "other options (nothing known of the video)": (
-        "Blind scorer on the options alone: the text-only baseline a paper reports (chance is 1 in 5); well above "
-        "chance means the options give the answer away without the video."
-    ),
-}
-
-
 def analysis_section(name: str, value) -> str:
-    """A result's JSON as its tables (those the command line printed: named columns, the CLI's cells); any
-    other JSON as :func:`json_block`."""
-    from tvrbench.evaluation.fire.tables import signatures_in
+    """A result's JSON as its tables (those the command line printed: named columns, the CLI's cells),
+    titled by what it is, in words; any other JSON as :func:`json_block` under its name."""
     from tvrbench.report.tables import result_tables
 
-    references = value.get("blind_reference") or {} if isinstance(value, dict) else {}
-    notes = "".join(f'<p class="note">{BLIND_NOTES[reference]}</p>' for reference in references if reference in BLIND_NOTES)
     tables = result_tables(value)
     if tables is None:
-        return f"<h3>{_e(name)}</h3>{notes}{json_block(value)}"
-    signatures = "".join(f'<p class="signature">{_e(text)}</p>' for text in signatures_in(value))
-    return f"<h3>{_e(name)}</h3>{notes}{''.join(map(paper_table, tables))}<details><summary>signature</summary>{signatures}</details>"
+        return f"<h3>{_e(name)}</h3>{json_block(value)}"
+    first, *rest = tables
+    return f"<h3>{_e(first.title)}</h3>{paper_table(first, caption=False)}{''.join(map(paper_table, rest))}{_signatures({name: value})}"
 
 
-def paper_table(table) -> str:
-    """A :class:`~tvrbench.results.Table` as the command line prints it: title, named columns, the first
-    column left-aligned and the others right-aligned."""
+def _signatures(values: dict[str, object]) -> str:
+    """The signatures in each named JSON, folded away, each under the name its file was given."""
+    from tvrbench.evaluation.fire.tables import signatures_in
+
+    shown = "".join(f'<p class="signature">{_e(name)}: {_e(text)}</p>' for name, value in values.items() for text in signatures_in(value))
+    return f"<details><summary>signatures</summary>{shown}</details>"
+
+
+def mc_scores_section(scores: dict[str, dict], splits: dict[str, str]) -> str:
+    """Every ``mc score`` JSON in one table, split × scorer (:func:`~tvrbench.evaluation.mc.mc_score_grid`):
+    a split is named as ``--mc`` named it (``splits``: digest → name), a built-in scorer by what it is, and
+    a model's scores (or a second run of one scorer on a split) by the name its file was given."""
+    from tvrbench.evaluation.mc import mc_score_grid, scorer_column
+    from tvrbench.signature import Signature
+
+    order = list(splits.values())
+    triples = []
+    for name, value in scores.items():
+        digest = Signature.parse(value["signature"]).fields["mc"]
+        split, column = splits.get(digest, f"split mc:{digest}"), scorer_column(value)
+        taken = any(split == other and column == given for other, given, _ in triples)
+        triples.append((split, name if column is None or taken else column, value))
+    triples.sort(key=lambda triple: order.index(triple[0]) if triple[0] in order else len(order))  # as --mc named them
+    return "".join(map(paper_table, mc_score_grid(triples))) + _signatures(scores)
+
+
+def paper_table(table, caption: bool = True) -> str:
+    """A :class:`~tvrbench.results.Table` as the command line prints it: title (unless a heading above
+    says it), named columns, the first column left-aligned and the others right-aligned, its notes under it."""
+    notes = "".join(f'<p class="note">{_e(note)}</p>' for note in table.notes)
+    title = f"<caption>{_e(table.title)}</caption>" if caption else ""
+    if not table.columns:  # notes alone: prose
+        return (f"<h4>{_e(table.title)}</h4>" if caption else "") + notes
     head = "".join(f"<th>{_e(column)}</th>" for column in table.columns)
     body = "".join(
         "<tr>" + "".join(f'<td class="num">{_e(cell)}</td>' if number else f"<td>{_e(cell)}</td>" for number, cell in enumerate(row)) + "</tr>"
         for row in table.rows
     )
-    return f'<table class="analysis"><caption>{_e(table.title)}</caption><tr>{head}</tr>{body}</table>'
+    return f'<table class="analysis">{title}<tr>{head}</tr>{body}</table>{notes}'
 
 
 def plot_figure(path: Path) -> str:
@@ -195,14 +210,12 @@ def plausibility_note(saved: dict) -> str:
 
 
 def audit_note(saved: dict) -> str:
-    """One line on whether text alone tells the split's contrasts from their originals."""
-    from tvrbench.evaluation.audit import summary_cells
+    """Whether text alone tells the split's contrasts from their originals: the figures, then what they say."""
+    from tvrbench.evaluation.audit import pair_reading, summary_cells
 
     figures = "; ".join(f"{name} {value}" for name, value in summary_cells(saved).items())
-    return (
-        f'<p class="note">Text-only audit of its contrast set: {_e(figures)}. Near 50 %, high entropy and a small '
-        "top-10 share mean the text alone gives the contrasts little away (<code>tvrbench mc audit</code>).</p>"
-    )
+    reading = " ".join(pair_reading(saved))
+    return f'<p class="note">Text-only audit of its contrast set: {_e(figures)}. {_e(reading)} (<code>tvrbench mc audit</code>)</p>'
 
 
 def _pick_cell(pick: int, label: int, contrast: int | None) -> str:
@@ -245,24 +258,24 @@ the FIRE label and the graded relevance side by side (FIRE paper, Figure 5).</p>
 
 def render_report(content: ReportContent) -> str:
     """The whole page as a string."""
+    from tvrbench.report.tables import is_mc_score
+
     sections = []
+    scores = {name: value for name, value in content.analyses.items() if is_mc_score(value)}
+    analyses = {name: value for name, value in content.analyses.items() if name not in scores}
     if content.results:
         sections.append(("results", "Results", "".join(results_section(name, r) for name, r in content.results.items())))
-    if content.analyses:
-        sections.append(("analyses", "Analyses", "".join(analysis_section(name, value) for name, value in content.analyses.items())))
+    if analyses:
+        sections.append(("analyses", "Analyses", "".join(analysis_section(name, value) for name, value in analyses.items())))
     if content.plots:
         sections.append(("plots", "Plots", '<div class="plots">' + "".join(plot_figure(Path(p)) for p in content.plots) + "</div>"))
     if content.viewer is not None:
         sections.append(("viewer", "Per-query viewer", VIEWER_HTML.format(k=content.viewer["k"])))
-    if content.mc:
-        sections.append(
-            (
-                "mc",
-                "Multiple choice",
-                '<p class="note">Green: the positive; yellow: the contrast negative, '
-                "its edit marked.</p>" + "".join(mc_section(n, i) for n, i in content.mc.items()),
-            )
-        )
+    if scores or content.mc:
+        splits = {items.digest: name for name, items in content.mc.items() if items.digest}
+        items = "".join(mc_section(n, i) for n, i in content.mc.items())
+        legend = '<p class="note">Green: the positive; yellow: the contrast negative, its edit marked.</p>' if content.mc else ""
+        sections.append(("mc", "Multiple choice", (mc_scores_section(scores, splits) if scores else "") + legend + items))
     body = "\n".join(f'<section id="{key}"><h2>{_e(title)}</h2>{inner}</section>' for key, title, inner in sections)
     nav = "".join(f'<a href="#{key}">{_e(title)}</a>' for key, title, _ in sections)
     data = json.dumps(content.viewer, ensure_ascii=False, allow_nan=False, separators=(",", ":")).replace("<", "\\u003c")

@@ -11,12 +11,14 @@ import importlib
 
 from tvrbench.evaluation.fire.tables import analysis_tables
 from tvrbench.results import Table
+from tvrbench.signature import Signature
 
+MC_SCORE_KEYS = {"accuracy", "ties", "n", "picks", "signature"}
 # The keys a result's JSON always holds -> (module, its tables function), imported only when used: a page
 # of results loads no scorer, language model or ranking kernel.
 TABLES_BY_KEYS = (
     ({"metrics", "signature", "n_queries"}, ("tvrbench.evaluation.tables", "evaluation_tables")),
-    ({"accuracy", "ties", "n", "picks", "signature"}, ("tvrbench.evaluation.mc", "mc_score_tables")),
+    (MC_SCORE_KEYS, ("tvrbench.evaluation.mc", "mc_score_tables")),
     ({"splits", "signature"}, ("tvrbench.evaluation.audit", "audit_tables")),
     ({"kind", "counts", "candidates_rejected", "audit", "signature"}, ("tvrbench.generators.runner", "contrast_run_tables")),
     ({"thresholds", "mean_relevant"}, ("tvrbench.proxies.studies", "curve_tables")),
@@ -39,3 +41,14 @@ def result_tables(payload) -> list[Table] | None:
             except (KeyError, TypeError, ValueError, IndexError, AttributeError):
                 return None
     return None
+
+
+def is_mc_score(payload) -> bool:
+    """Whether ``mc score`` wrote ``payload`` (its keys, and a signature naming the split it scored):
+    the report shows all of them in one table."""
+    if not isinstance(payload, dict) or not MC_SCORE_KEYS <= payload.keys() or not isinstance(payload["signature"], str):
+        return False
+    try:
+        return "mc" in Signature.parse(payload["signature"]).fields
+    except ValueError:
+        return False
