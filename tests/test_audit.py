@@ -59,7 +59,7 @@ def zebra_pairs(n: int = 60) -> tuple[list[str], list[str]]:
 def test_a_giveaway_word_is_found(tmp_path):
     positives, contrasts = zebra_pairs()
     write_split(tmp_path / "zebra.tsv", positives, contrasts)
-    result = audit_split(tmp_path / "zebra.tsv", scorers=("lm",))
+    result = audit_split(tmp_path / "zebra.tsv", lm="ngram", scorers=("lm",))
     (split,) = result.to_json()["splits"].values()
     hypothesis = split["pairs"]["hypothesis_only"]
     assert hypothesis["accuracy"] >= 0.95 and hypothesis["folds"] == 5
@@ -179,7 +179,7 @@ def test_the_same_seed_gives_the_same_audit(tmp_path):
     rng = np.random.default_rng(5)
     positives = sentences(rng, 40)
     write_split(tmp_path / "s.tsv", positives, [p.replace("man", "woman", 1) if "man" in p else p + " slowly" for p in positives])
-    first, again, other = (audit_split(tmp_path / "s.tsv", seed=seed, scorers=("lm",)) for seed in (0, 0, 1))
+    first, again, other = (audit_split(tmp_path / "s.tsv", lm="ngram", seed=seed, scorers=("lm",)) for seed in (0, 0, 1))
     assert first.to_json() == again.to_json()
     assert "|analysis:mc-audit|mc:" in str(first.signature) and "|seed:0|folds:5|lm:cmu-en-us-3gram" in str(first.signature)
     assert "|seed:1|" in str(other.signature) and "scikit-learn:" in str(other.signature)
@@ -196,12 +196,13 @@ def test_the_figures_travel_from_the_contrast_sidecar_to_the_card_and_report(tmp
     """Contrast run → its sidecar → the MC split's sidecar → the dataset card and the report's MC section."""
     from tvrbench.cli.report import mc_items
     from tvrbench.generators import build_mc_file, gender_contrasts
+    from tvrbench.generators.config import GenderConfig
     from tvrbench.io.captions import read_captions
     from tvrbench.publish import mc_artifact, write_dataset
     from tvrbench.report import ReportContent, render_report
 
     captions = read_captions(sample_path("captions.csv"))
-    records, run = gender_contrasts(captions, tmp_path / "gender.jsonl")
+    records, run = gender_contrasts(captions, tmp_path / "gender.jsonl", GenderConfig(lm="ngram"))
     sidecar = run.to_json()
     audit = sidecar["audit"]
     assert audit["pairs"] == len(records) >= 10 and audit["hypothesis_only"]["accuracy"] is not None
@@ -224,7 +225,7 @@ def test_the_figures_travel_from_the_contrast_sidecar_to_the_card_and_report(tmp
 
     small = tmp_path / "small.csv"
     small.write_text("caption_id,text,video_id\n" + "".join(f"c{i},a man number {i} walks,v{i}\n" for i in range(4)))
-    _, run = gender_contrasts(read_captions(small), tmp_path / "small.jsonl")
+    _, run = gender_contrasts(read_captions(small), tmp_path / "small.jsonl", GenderConfig(lm="ngram"))
     sidecar = run.to_json()
     assert sidecar["audit"]["pairs"] == 4 and sidecar["audit"]["hypothesis_only"] is None  # too few for 5 folds: left out, not failed
 
@@ -247,7 +248,9 @@ def test_cli_audits_a_split_beside_a_reference(tmp_path):
     rng = np.random.default_rng(9)
     positives = sentences(rng, 20)
     write_split(tmp_path / "human.tsv", positives, [" ".join(rng.permutation(p.split())) for p in positives])
-    done = run_cli("mc", "audit", "--mc", tmp_path / "zebra.tsv", "--reference", tmp_path / "human.tsv", "--json", tmp_path / "audit.json")
+    done = run_cli(
+        "mc", "audit", "--mc", tmp_path / "zebra.tsv", "--reference", tmp_path / "human.tsv", "--json", tmp_path / "audit.json", "--lm", "ngram"
+    )
     assert done.returncode == 0, done.stderr
     header = next(line for line in done.stdout.splitlines() if "figure" in line)
     assert header.index("zebra.tsv") < header.index("human.tsv")

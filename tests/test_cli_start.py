@@ -57,7 +57,8 @@ def test_commands_import_only_what_their_options_use(tmp_path):
     nlp = {"torch", "transformers", "sentence_transformers", "spacy", "nltk"}
     assert not (nlp | {"matplotlib", "pandas"}) & set(_imported_by("evaluate", *model, "--json", out["results.json"]))
     assert not (nlp | {"numba", "scipy"}) & set(_imported_by("fire", "agreement", "--fire", s["fire.json"]))
-    assert not nlp & set(_imported_by("mc", "score", "--mc", out["random.tsv"], "--scorer", "lm", "--json", out["lm.json"]))  # no sentence model
+    lm_scorer = ("mc", "score", "--mc", out["random.tsv"], "--scorer", "lm", "--lm", "ngram", "--json", out["lm.json"])
+    assert not nlp & set(_imported_by(*lm_scorer))  # no sentence model, and the trigram needs no torch
     analyses = [f"--analysis={name}={out[f'{name}.json']}" for name in ("pooling", "ranks", "queue")]
     page = ["report", "--out", str(tmp_path / "report.html"), "--results", f"r={out['results.json']}", *analyses]
     assert not (nlp | {"numba", "scipy"}) & set(_imported_by(*page))  # without --scores nothing is ranked

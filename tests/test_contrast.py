@@ -26,11 +26,14 @@ def msrvtt() -> Captions:
     return read_captions(MSRVTT)
 
 
+GENDER = GenderConfig(lm="ngram")  # the plausibility line's LM: these tests are not about it (test_offline_lms.py is)
+
+
 @pytest.fixture(scope="module")
 def gender_run(tmp_path_factory):
     captions = msrvtt()
     out = tmp_path_factory.mktemp("gender") / "gender.jsonl"
-    records, run = gender_contrasts(captions, out)
+    records, run = gender_contrasts(captions, out, GENDER)
     sidecar = run.to_json()
     return captions, out, records, sidecar
 
@@ -74,16 +77,16 @@ def test_gender_changes_one_noun_and_same_gender_pronouns(gender_run):
 
 def test_gender_her_follows_its_tag(tmp_path):
     captions = Captions(["a", "b"], ["a woman gives her the ball", "a girl brushes her hair"], ["v1", "v2"])
-    records = {r.caption_id: r for r in gender_contrasts(captions, tmp_path / "g.jsonl")[0]}
+    records = {r.caption_id: r for r in gender_contrasts(captions, tmp_path / "g.jsonl", GENDER)[0]}
     assert records["a"].contrast == "a man gives him the ball"
     assert records["b"].contrast.endswith(" brushes his hair")
 
 
 def test_gender_is_seeded_and_edit_spans_are_right(gender_run, tmp_path):
     captions, out, records, _ = gender_run
-    again, _ = gender_contrasts(captions, tmp_path / "again.jsonl")
+    again, _ = gender_contrasts(captions, tmp_path / "again.jsonl", GENDER)
     assert [r.contrast for r in again] == [r.contrast for r in records]
-    other, _ = gender_contrasts(captions, tmp_path / "seed1.jsonl", GenderConfig(seed=1))
+    other, _ = gender_contrasts(captions, tmp_path / "seed1.jsonl", GenderConfig(seed=1, lm="ngram"))
     assert [r.contrast for r in other] != [r.contrast for r in records]
     for record in records:
         for e in record.edit:
@@ -108,7 +111,7 @@ def test_resume_after_interruption_gives_the_same_file(gender_run, tmp_path, mon
 
     monkeypatch.setattr(runner, "track", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        gender_contrasts(captions, target)
+        gender_contrasts(captions, target, GENDER)
     partial = tmp_path / "resumed.jsonl.partial"
     assert not target.exists() and len(partial.read_text().splitlines()) == 1 + 5 * 64
     with open(partial, "a") as handle:
@@ -116,7 +119,7 @@ def test_resume_after_interruption_gives_the_same_file(gender_run, tmp_path, mon
     monkeypatch.setattr(runner, "track", real_track)
     calls = []
     monkeypatch.setattr(runner, "track", lambda chunks, *a, **k: calls.extend(chunks) or iter(calls))
-    gender_contrasts(captions, target)
+    gender_contrasts(captions, target, GENDER)
     assert len(calls) == -(-(len(captions) - 5 * 64) // 64)  # only the unfinished captions were redone
     assert target.read_text() == out.read_text()
     assert not partial.exists()
@@ -134,7 +137,7 @@ def test_person_id_swaps_within_movie_and_gender(tmp_path):
     characters = tmp_path / "characters.csv"
     characters.write_text(CHARACTERS)
     captions = Captions([r[0] for r in ID_ROWS], [r[1] for r in ID_ROWS], [r[2] for r in ID_ROWS])
-    records, run = id_contrasts(captions, characters, tmp_path / "id.jsonl", PersonIdConfig(), ID_TRAIN)
+    records, run = id_contrasts(captions, characters, tmp_path / "id.jsonl", PersonIdConfig(lm="ngram"), ID_TRAIN)
     sidecar = run.to_json()
     by_id = {r.caption_id: r for r in records}
     assert set(by_id) == {"c1", "c2"}  # c3: no other woman in M2 besides the two present; c4: no name
@@ -166,7 +169,7 @@ def test_person_id_in_memory_equals_the_file(tmp_path, lsmdc):
     characters.write_text(CHARACTERS)
     extra = {"movie": ["M1", "M1", "M2", "M2"], "names": ["Schmidt", "Jenko", "Anna;Elsa", ""]} if lsmdc else {}
     captions = Captions([r[0] for r in ID_ROWS], [r[1] for r in ID_ROWS], ["clip"] * 4 if lsmdc else [r[2] for r in ID_ROWS], extra=extra)
-    config = PersonIdConfig(swap_later=1.0)
+    config = PersonIdConfig(swap_later=1.0, lm="ngram")
     id_contrasts(captions, characters, tmp_path / "id.jsonl", config, ID_TRAIN)
     in_memory = PersonIdContrasts(characters, config, ID_TRAIN).contrasts(captions)
     assert [r.to_json() for r in in_memory] == [r.to_json() for r in read_contrast_records(tmp_path / "id.jsonl")]

@@ -26,6 +26,7 @@ from tvrbench.io.captions import Captions, read_captions
 
 ROOT = Path(__file__).resolve().parents[1]
 MSRVTT = Path("/work/shared/data/msrvtt/MSRVTT_JSFUSION_test.csv")
+VERB = VerbConfig(lm="ngram")  # the trigram ranks: these tests are about the generator, not the LM (test_offline_lms.py is)
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,7 @@ def offline_run(tmp_path_factory, nlp):
         pytest.skip(f"MSR-VTT sample not present: {MSRVTT}")
     captions = read_captions(MSRVTT).subset(range(40))
     out = tmp_path_factory.mktemp("verb") / "verb.jsonl"
-    records, run = verb_contrasts(captions, out)
+    records, run = verb_contrasts(captions, out, VERB)
     sidecar = run.to_json()
     return captions, records, sidecar
 
@@ -97,7 +98,7 @@ def test_no_substitute_brings_in_a_profane_word_the_captions_do_not_use():
 
     texts = ["a woman is talking about movies", "a man talking about finances", "a man is killing zombies in a game"]
     captions = Captions([f"c{k}" for k in range(3)], texts, [f"v{k}" for k in range(3)])
-    generator = VerbContrasts()
+    generator = VerbContrasts(VERB)
     items, collection = generator.prepare(captions)
     _, candidates = generator.candidates(collection)
     finder = VerbPhrases(generator.nlp)
@@ -110,7 +111,7 @@ def test_no_substitute_brings_in_a_profane_word_the_captions_do_not_use():
 
 def test_candidate_blocks_do_not_change_the_result(offline_run, nlp):
     captions, _, _ = offline_run
-    generator = VerbContrasts()
+    generator = VerbContrasts(VERB)
     items, collection = generator.prepare(captions)
     search = generator.search(collection)
     one_at_a_time = ContrastSearch("verb", search.finder, search.generator, search.constraints, search.seed, search.target_order,
@@ -125,7 +126,7 @@ def test_verb_in_memory_equals_the_file(tmp_path):
     if not MSRVTT.is_file():
         pytest.skip(f"MSR-VTT sample not present: {MSRVTT}")
     table = read_captions(MSRVTT)
-    captions, train, config = table.subset(range(32)), table.subset(range(100, 700)), VerbConfig(chunk_size=12)
+    captions, train, config = table.subset(range(32)), table.subset(range(100, 700)), VerbConfig(chunk_size=12, lm="ngram")
     _, run = verb_contrasts(captions, tmp_path / "verb.jsonl", config, train)
     sidecar = run.to_json()
     in_memory = VerbContrasts(config, train).contrasts(captions)
@@ -143,8 +144,8 @@ def test_killed_run_resumes_byte_identical(tmp_path):
     rows = [*zip(first.caption_ids, first.texts, first.video_ids), *((f"again{k}", first.texts[k], first.video_ids[k]) for k in range(8))]
     path = tmp_path / "captions.tsv"
     path.write_text("caption_id\ttext\tvideo_id\n" + "".join(f"{c}\t{t}\t{v}\n" for c, t, v in rows), encoding="utf-8")
-    (tmp_path / "verb.yaml").write_text("chunk_size: 8\n", encoding="utf-8")
-    config = VerbConfig(chunk_size=8)
+    (tmp_path / "verb.yaml").write_text("chunk_size: 8\nlm: ngram\n", encoding="utf-8")
+    config = VerbConfig(chunk_size=8, lm="ngram")
     reference = tmp_path / "reference.jsonl"
     verb_contrasts(read_captions(path), reference, config)
 
@@ -202,7 +203,7 @@ def test_a_chunk_does_not_depend_on_the_chunks_before_it(offline_run, nlp):
     items = [CaptionItem(k, ids[k], videos[k], doc.text, doc) for k, doc in enumerate(docs)]
 
     def embeddings_of_last_chunk(chunks):
-        search = VerbContrasts().search(CaptionVerbs(docs, wordnet_usage()[0]))
+        search = VerbContrasts(VERB).search(CaptionVerbs(docs, wordnet_usage()[0]))
         (meaning,) = [c for c in search.constraints if isinstance(c, MeaningChanged)]
         meaning.embed = Recorded(meaning.embed.model)
         for chunk in chunks:

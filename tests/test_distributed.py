@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tvrbench.generators import gender_contrasts, verb_contrasts
-from tvrbench.generators.config import VerbConfig
+from tvrbench.generators.config import GenderConfig, VerbConfig
 from tvrbench.io.captions import read_captions
 
 distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install 'tvrbench[scale]')")
@@ -44,7 +44,7 @@ def test_verb_contrasts_on_a_cluster_equal_the_single_process_run_through_a_kill
     """Every chunk is a task on the cluster; one worker is killed by its pid once the first chunks are
     in, and Dask reruns its task elsewhere: the file equals the in-process one, byte for byte."""
     subset = captions.subset(range(48))
-    config = VerbConfig(chunk_size=8)
+    config = VerbConfig(chunk_size=8, lm="ngram")
     local = tmp_path / "local.jsonl"
     verb_contrasts(subset, local, config)
 
@@ -70,11 +70,12 @@ def test_a_killed_client_reruns_only_the_missing_chunks(captions, client, tmp_pa
     """The command (client and its local cluster) killed by pid mid-run; the rerun on the cluster
     computes only the chunks not in the partial file and ends byte-identical."""
     reference = tmp_path / "reference.jsonl"
-    gender_contrasts(captions, reference)
+    gender_contrasts(captions, reference, GenderConfig(lm="ngram"))
 
     out = tmp_path / "killed.jsonl"
     partial = out.with_name(out.name + ".partial")
-    command = [sys.executable, "-m", "tvrbench.cli", "contrast", "gender", "--captions", str(MSRVTT), "--out", str(out), "--workers", "1"]
+    command = [sys.executable, "-m", "tvrbench.cli", "contrast", "gender", "--captions", str(MSRVTT), "--lm", "ngram", "--out", str(out)]
+    command += ["--workers", "1"]
     child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         wait_for_lines(partial, CHUNK)
@@ -87,7 +88,7 @@ def test_a_killed_client_reruns_only_the_missing_chunks(captions, client, tmp_pa
     submitted = []
     submit = client.submit
     monkeypatch.setattr(client, "submit", lambda *args, **kwargs: submitted.append(args) or submit(*args, **kwargs))
-    gender_contrasts(captions, out, client=client)
+    gender_contrasts(captions, out, GenderConfig(lm="ngram"), client=client)
     chunks = -(-len(captions) // CHUNK)
     fully_done = done_before // CHUNK  # chunks are appended whole
     assert len(submitted) == chunks - fully_done < chunks

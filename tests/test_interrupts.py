@@ -164,7 +164,7 @@ def test_verb_contrasts_killed_at_any_point(tmp_path):
     records moved into place before their sidecar was written until this test)."""
     captions, config = tmp_path / "captions.csv", tmp_path / "verb.yaml"
     captions.write_text("".join(sample_path("captions.csv").read_text(encoding="utf-8").splitlines(keepends=True)[:33]), encoding="utf-8")
-    config.write_text("chunk_size: 8\n", encoding="utf-8")
+    config.write_text("chunk_size: 8\nlm: ngram\n", encoding="utf-8")
     pair = "{'v.jsonl', 'v.jsonl.json'}"
     killed_then_finished(
         tmp_path,

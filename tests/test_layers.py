@@ -24,7 +24,7 @@ PACKAGE = Path(tvrbench.__file__).parent
 LAYERS = (
     {"tvrbench", "errors", "signature", "lazy", "progress", "config", "home", "distributed"},
     {"io", "results"},
-    {"resources", "data"},
+    {"resources", "offline_lms", "data"},
     {"proxies", "generators", "evaluation"},
     {"publish", "report", "doctor"},
     {"cli", "__main__"},

@@ -14,12 +14,13 @@ from tvrbench.data import sample_path
 from tvrbench.errors import InputError
 from tvrbench.evaluation.mc import mc_outcomes, score_mc_file
 from tvrbench.generators import build_mc_file, gender_contrasts, import_mc_file
-from tvrbench.generators.config import MCConfig
+from tvrbench.generators.config import GenderConfig, MCConfig
 from tvrbench.io.captions import Captions, read_captions
 from tvrbench.io.mc import MC_COLUMNS, MCInstance, read_mc, write_mc
 
 ROOT = Path(__file__).resolve().parents[1]
 MSRVTT = Path("/work/shared/data/msrvtt/MSRVTT_JSFUSION_test.csv")
+GENDER = GenderConfig(lm="ngram")  # the plausibility line's LM: these tests are not about it (test_offline_lms.py is)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,7 @@ def splits(tmp_path_factory):
         pytest.skip(f"MSR-VTT sample not present: {MSRVTT}")
     folder = tmp_path_factory.mktemp("mc")
     captions = read_captions(MSRVTT)
-    records, _ = gender_contrasts(captions, folder / "gender.jsonl")
+    records, _ = gender_contrasts(captions, folder / "gender.jsonl", GENDER)
     random = build_mc_file(captions, "random", folder / "random.tsv")
     gender = build_mc_file(captions, "gender", folder / "gender.tsv", contrast_path=folder / "gender.jsonl")
     return folder, captions, records, random, gender
@@ -111,7 +112,7 @@ def test_scoring_matches_a_plain_loop():
 def test_score_file_with_subsets_and_blind_scorer(splits, tmp_path):
     folder, captions, _, _, _ = splits
     small = captions.subset(range(240))  # a smaller split keeps the sentence model's work short
-    gender_contrasts(small, folder / "small.jsonl")
+    gender_contrasts(small, folder / "small.jsonl", GENDER)
     gender = build_mc_file(small, "gender", folder / "small.tsv", contrast_path=folder / "small.jsonl")
     labels = np.array([i.label for i in gender.instances])
     scores = np.zeros((len(labels), 5))
@@ -138,7 +139,7 @@ def test_similarity_subsets_reuse_the_cosines_contrast_records_carry(splits, tmp
     from tvrbench.resources import sentence_model
 
     folder, captions, _, _, _ = splits
-    records, _ = gender_contrasts(captions.subset(range(240)), tmp_path / "small.jsonl")
+    records, _ = gender_contrasts(captions.subset(range(240)), tmp_path / "small.jsonl", GENDER)
     split = build_mc_file(captions.subset(range(240)), "gender", tmp_path / "small.tsv", contrast_path=tmp_path / "small.jsonl")
     instances, options = split.instances, split.contrast_options
     scores = np.random.default_rng(0).random((len(instances), 5))
@@ -173,7 +174,7 @@ def test_the_split_keeps_what_the_subsets_need_so_scoring_needs_neither_records_
 
     folder, captions, _, _, _ = splits
     small = captions.subset(range(240))
-    records, _ = gender_contrasts(small, tmp_path / "plain.jsonl")
+    records, _ = gender_contrasts(small, tmp_path / "plain.jsonl", GENDER)
     rng = np.random.default_rng(3)
     verb_like = [
         dataclasses.replace(r, filters={"meaning-changed": {"antonym": bool(a), "sentence_cosine": None if a else round(float(c), 6)}})
@@ -188,8 +189,8 @@ def test_the_split_keeps_what_the_subsets_need_so_scoring_needs_neither_records_
         raise AssertionError("the split carries every cosine: no sentence model")
 
     monkeypatch.setattr(tvrbench.resources, "sentence_model", no_model)
-    without = score_mc_file(tmp_path / "split.tsv", scorer="lm").to_json()
-    with_records = score_mc_file(tmp_path / "split.tsv", scorer="lm", contrast_path=tmp_path / "verb.jsonl").to_json()
+    without = score_mc_file(tmp_path / "split.tsv", scorer="lm", lm="ngram").to_json()
+    with_records = score_mc_file(tmp_path / "split.tsv", scorer="lm", contrast_path=tmp_path / "verb.jsonl", lm="ngram").to_json()
     assert read_contrast_records(tmp_path / "verb.jsonl")  # the records are well formed
     assert without["subsets"] == with_records["subsets"] and set(without["subsets"]) == {"antonym", "most_similar_15", "least_similar_15"}
     assert without["subsets"]["antonym"]["n"] == sum(e["antonym"] for e in saved)
@@ -235,7 +236,7 @@ def test_lm_scorer_picks_the_option_the_lm_finds_most_probable(tmp_path, monkeyp
 
     monkeypatch.setattr(resources, "sentence_model", lambda *_: pytest.fail("a split without contrast options needs no sentence model"))
     instances = fluent_split(tmp_path / "mc.tsv")
-    result = score_mc_file(tmp_path / "mc.tsv", scorer="lm").to_json()
+    result = score_mc_file(tmp_path / "mc.tsv", scorer="lm", lm="ngram").to_json()
     lm = load_language_model("ngram")
     oracle = np.array([mean_logprobs(lm, instance.endings) for instance in instances])
     assert oracle.argmax(axis=1).tolist() == [i % 5 for i in range(len(FLUENT))]  # the LM prefers every fluent caption
@@ -261,7 +262,7 @@ def test_cli_lm_scorer_names_its_lm_and_lm_needs_it(tmp_path):
 
 def test_contrast_plausibility_travels_with_the_mc_split(tmp_path):
     captions = read_captions(sample_path("captions.csv"))
-    gender_contrasts(captions, tmp_path / "gender.jsonl")
+    gender_contrasts(captions, tmp_path / "gender.jsonl", GENDER)
     saved = json.loads((tmp_path / "gender.jsonl.json").read_text())["plausibility"]
     assert saved["lm"].startswith("cmu-en-us-3gram") and saved["pairs"] > 0 and 0 <= saved["prefers_original"] <= 1
     build_mc_file(captions, "gender", tmp_path / "gender.tsv", contrast_path=tmp_path / "gender.jsonl")

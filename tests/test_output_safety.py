@@ -396,7 +396,7 @@ def test_foreign_or_malformed_sidecars_are_one_line(tmp_path, capsys):
 
 def test_a_corrupt_partial_file_is_redone_not_fatal(tmp_path, capsys):
     clean, damaged = tmp_path / "clean.jsonl", tmp_path / "damaged.jsonl"
-    assert run(["contrast", "gender", "--captions", CAPTIONS, "--out", str(clean)]) == 0
+    assert run(["contrast", "gender", "--captions", CAPTIONS, "--lm", "ngram", "--out", str(clean)]) == 0
     signature = json.loads((tmp_path / "clean.jsonl.json").read_text())["signature"]
     lines = [
         json.dumps({"signature": signature}),
@@ -405,7 +405,7 @@ def test_a_corrupt_partial_file_is_redone_not_fatal(tmp_path, capsys):
         "\xff garbage",
     ]
     (tmp_path / "damaged.jsonl.partial").write_text("\n".join(lines) + "\n", encoding="latin-1")
-    assert run(["contrast", "gender", "--captions", CAPTIONS, "--out", str(damaged)]) == 0
+    assert run(["contrast", "gender", "--captions", CAPTIONS, "--lm", "ngram", "--out", str(damaged)]) == 0
     assert damaged.read_bytes() == clean.read_bytes() and not (tmp_path / "damaged.jsonl.partial").exists()
 
 

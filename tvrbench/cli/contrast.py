@@ -22,6 +22,7 @@ CAPTIONS_HELP = "Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSF
 CONTRAST_OUT = beside(".json", resumable=True)
 FINETUNE_OUT = Writes((lambda path: path, lambda path: path.with_name(f".{path.name}.partial")), folder=True)
 OUT_HELP = "Output JSONL, one record per contrast; signature and counts go to OUT.json. Resumes an interrupted run."
+PLAUSIBILITY_LM_HELP = f"Language model of the plausibility line: {LANGUAGE_MODELS}. [default: auto]"
 DEVICE_HELP = "Where T5, a causal LM and the sentence model run: auto (the GPU when torch sees one, bf16/fp16 where safe), cpu or cuda."
 
 
@@ -42,6 +43,7 @@ def gender(
     captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP),
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
+    lm: Optional[str] = typer.Option(None, "--lm", help=PLAUSIBILITY_LM_HELP),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/gender.yaml)."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
@@ -50,7 +52,7 @@ def gender(
     from tvrbench.generators import gender_contrasts
     from tvrbench.generators.config import GenderConfig, load_config
 
-    settings = load_config(config, GenderConfig, seed=seed)
+    settings = load_config(config, GenderConfig, seed=seed, lm=lm)
     with dask_client(workers, scheduler) as client:
         _, run = gender_contrasts(reading.read(captions), out, settings, client)
     _report(out, run)
@@ -66,6 +68,7 @@ def person_id(
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
     train_captions: Optional[Path] = typer.Option(None, "--train-captions", help="Training captions: name frequencies for the rare-ID subset."),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
+    lm: Optional[str] = typer.Option(None, "--lm", help=PLAUSIBILITY_LM_HELP),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/id.yaml)."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
@@ -74,7 +77,7 @@ def person_id(
     from tvrbench.generators import id_contrasts
     from tvrbench.generators.config import PersonIdConfig, load_config
 
-    settings = load_config(config, PersonIdConfig, seed=seed)
+    settings = load_config(config, PersonIdConfig, seed=seed, lm=lm)
     train = reading.read(train_captions, filter_videos=False) if train_captions else None
     with dask_client(workers, scheduler) as client:
         _, run = id_contrasts(reading.read(captions), characters, out, settings, train, client)
@@ -91,7 +94,7 @@ def verb(
     generator: Optional[str] = typer.Option(None, "--generator", help="wordnet (offline) or t5. [default: wordnet]"),
     model: Optional[str] = typer.Option(None, "--model", help="T5 model, hub name or local folder (implies --generator t5). [default: t5-base]"),
     lm: Optional[str] = typer.Option(
-        None, "--lm", help=f"Language model of the ranking and the perplexity filter: {LANGUAGE_MODELS} (paper: gpt2-xl; default: ngram)."
+        None, "--lm", help=f"Language model of the ranking and the perplexity filter: {LANGUAGE_MODELS} (paper: gpt2-xl). [default: auto]"
     ),
     train_captions: Optional[Path] = typer.Option(
         None,

@@ -27,7 +27,10 @@ from tvrbench.io.inputs import CaptionsReading, ScoreMatrix, default_name, read_
 from tvrbench.io.outputs import safe_name
 
 # What a --lm option takes (tvrbench.generators.lm.load_language_model).
-LANGUAGE_MODELS = "ngram (CMU's trigram model, offline), an n-gram file (.arpa, .lm.bin) or a causal LM name or path"
+LANGUAGE_MODELS = (
+    "auto (gemma3-270m if installed, else smollm2, else ngram), gemma3-270m or smollm2 (neural, installed offline), "
+    "ngram (CMU's trigram model, offline), a .gguf file, an n-gram file (.arpa, .lm.bin) or a causal LM name or path"
+)
 FIRE_DATASET = typer.Option(
     None, "--fire-dataset", "--dataset", help="Dataset of the FIRE file to use (MSRVTT, MSVD) [default: the one matching the captions]."
 )

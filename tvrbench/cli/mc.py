@@ -74,7 +74,7 @@ def score(
         help=f"A built-in text-only scorer (no video): {' or '.join(SCORERS)}. "
         "blind: sentence embeddings; lm: the option a language model finds most probable.",
     ),
-    lm: Optional[str] = typer.Option(None, "--lm", help=f"The lm scorer's language model: {LANGUAGE_MODELS} (default: ngram)."),
+    lm: Optional[str] = typer.Option(None, "--lm", help=f"The lm scorer's language model: {LANGUAGE_MODELS} (default: auto)."),
     captions: Optional[Path] = typer.Option(None, "--captions", help="Captions whose other captions of a video the blind scorer may use."),
     contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records: antonym (Table 5) and rare-ID (Table 4) subsets."),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/mc.yaml)."),
@@ -95,7 +95,7 @@ def audit(
     reference: Optional[Path] = typer.Option(None, "--reference", help="Another contrast MC TSV, audited beside it (e.g. a human-written split)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Result JSON: every figure of both splits, signature."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the pair orientations and the folds."),
-    lm: str = typer.Option("ngram", "--lm", help=f"Language model of the LM preference and the lm scorer: {LANGUAGE_MODELS}."),
+    lm: str = typer.Option("auto", "--lm", help=f"Language model of the LM preference and the lm scorer: {LANGUAGE_MODELS}."),
 ):
     """Can the contrast be told from the positive by text alone? Hypothesis-only baseline, substitute words, LM preference, text-only scorers."""
     from tvrbench.cli.outputs import write_result

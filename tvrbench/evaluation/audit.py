@@ -29,7 +29,8 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.generators.config import MCConfig
-from tvrbench.generators.lm import NGRAM, LanguageModel, Preference, load_language_model, preference
+from tvrbench.generators.lm import LanguageModel, Preference, load_language_model, preference
+from tvrbench.offline_lms import AUTO
 from tvrbench.results import Table, TablesOfJson, analysis_signature
 from tvrbench.signature import Signature
 
@@ -336,7 +337,7 @@ def _column_names(paths: Sequence[Path]) -> list[str]:
 def audit_split(
     mc_path: str | Path,
     reference: str | Path | None = None,
-    lm: str = NGRAM,
+    lm: str = AUTO,
     seed: int = 0,
     scorers: Sequence[str] = ("blind", "lm"),
     config: MCConfig = MCConfig(),

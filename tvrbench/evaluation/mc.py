@@ -252,7 +252,8 @@ def score_mc_file(
 ) -> MCScore:
     """Accuracy, tie rate and subsets of a model's scores (or of a built-in text-only scorer).
 
-    ``lm``: the ``lm`` scorer's language model (default ``ngram``). The sentence model loads only
+    ``lm``: the ``lm`` scorer's language model (default ``auto``, as
+    :func:`~tvrbench.generators.lm.load_language_model` resolves it). The sentence model loads only
     for the blind scorer and for similarity subsets whose contrasts' records (``contrast_path``) do
     not carry their sentence cosine.
     """
@@ -282,9 +283,10 @@ def score_mc_file(
         scores, used = blind_scores(instances, load_model(), captions)
         blind_reference = dict(used)
     else:
-        from tvrbench.generators.lm import NGRAM, load_language_model
+        from tvrbench.generators.lm import load_language_model
+        from tvrbench.offline_lms import AUTO
 
-        language_model = load_language_model(lm or NGRAM)
+        language_model = load_language_model(lm or AUTO)
         scores = lm_scores(instances, language_model)
         fields["lm"] = language_model.name
     figures = score_mc(instances, scores, contrast_options, records, load_model if contrast_options else None, config.similar_fraction, saved_facts)

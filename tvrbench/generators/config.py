@@ -27,7 +27,7 @@ class GenderConfig(Settings):
 
     seed: Seed = 0
     spacy_model: str = "en_core_web_sm"
-    lm: str = "ngram"  # measures how plausible the contrasts read (see generators/lm.py)
+    lm: str = "auto"  # measures how plausible the contrasts read: auto is gemma3-270m, else smollm2, else ngram (generators/lm.py)
     male_nouns: dict[str, list[str]] = {
         "man": ["woman"], "men": ["women"], "boy": ["girl"], "boys": ["girls"],
         "guy": ["woman", "girl"], "guys": ["women", "girls", "ladies"],
@@ -46,7 +46,7 @@ class PersonIdConfig(Settings):
     seed: Seed = 0
     swap_later: float = Field(0.5, ge=0.0, le=1.0)
     movie_column: str = "movie"  # captions column naming the movie; else derived from the clip id
-    lm: str = "ngram"  # measures how plausible the contrasts read (see generators/lm.py)
+    lm: str = "auto"  # measures how plausible the contrasts read: auto is gemma3-270m, else smollm2, else ngram (generators/lm.py)
 
 
 Relation = Literal["antonym", "sister", "domain", "captions", "frequent", "attested"]
@@ -153,7 +153,7 @@ class VerbConfig(Settings):
     device: Device = Field("auto", exclude=True)
     spacy_model: str = "en_core_web_sm"
     generator: Literal["wordnet", "t5"] = "wordnet"
-    lm: str = "ngram"  # ranks candidates, runs the perplexity filter: ngram, an n-gram file, or a causal LM
+    lm: str = "auto"  # ranks candidates, runs the perplexity filter: auto, gemma3-270m, smollm2, ngram, a .gguf or n-gram file, or a causal LM
     lm_batch_size: int = Field(16, ge=1)  # sentences per causal-LM forward pass
     wordnet: WordNetGeneratorConfig = WordNetGeneratorConfig()
     t5: T5GeneratorConfig = T5GeneratorConfig()

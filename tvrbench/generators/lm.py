@@ -13,7 +13,9 @@ perplexity filter, the frequency filter's unigram table, the text-only MC scorer
   after it back off as after ``<unk>``. Every sentence ends with ``</s>``, which is scored; ``<s>``
   starts the history.
 * :class:`CausalLM` (``causal``): any transformers causal LM by hub name or local path (Park et al.:
-  ``gpt2-xl``); its own sub-word tokens, the first conditioned on BOS.
+  ``gpt2-xl``); its own sub-word tokens, the first conditioned on BOS. The offline neural models
+  (``gemma3-270m``, ``smollm2``) and GGUF files load through it, converted once
+  (:mod:`tvrbench.offline_lms`); ``auto`` is the preferred one installed, else ``ngram``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 
 from tvrbench.errors import InputError, MissingResource
 from tvrbench.generators.config import Device
+from tvrbench.offline_lms import OFFLINE_LMS, is_gguf, offline_model, resolve
 from tvrbench.resources import torch_device
 
 NGRAM = "ngram"  # the bundled CMU model
@@ -191,14 +194,16 @@ class NGramLM:
 class CausalLM:
     """A transformers causal LM (hub name or local path), batched with padding; results cached by text.
 
-    Its name pins the weights (:func:`~tvrbench.generators.t5.pinned`) without loading them; the
-    weights load on the first score, on ``device``, so a process that only signs never holds them
-    and a Dask worker that only scores never digests them.
+    Its name pins the weights (:func:`~tvrbench.generators.t5.pinned`, or ``pin`` when the caller
+    knows their id: a converted offline model) without loading them; the weights load on the first
+    score, on ``device``, so a process that only signs never holds them and a Dask worker that only
+    scores never digests them.
     """
 
-    def __init__(self, name_or_path: str, batch_size: int = 16, cache_limit: int = 100_000, device: Device = "cpu"):
+    def __init__(self, name_or_path: str, batch_size: int = 16, cache_limit: int = 100_000, device: Device = "cpu", pin: str | None = None):
         torch_device(device)  # a GPU asked for and missing is said now, not at the first score
         self.source = name_or_path
+        self.pin = pin
         self.device = device
         self.batch_size = batch_size
         self.cache: dict[str, np.ndarray] = {}
@@ -209,7 +214,7 @@ class CausalLM:
         """The weights' id and the hub revision that loads exactly them (None: a folder)."""
         from tvrbench.generators.t5 import pinned
 
-        return pinned(self.source)
+        return (self.pin, None) if self.pin is not None else pinned(self.source)
 
     @functools.cached_property
     def name(self) -> str:
@@ -317,12 +322,21 @@ class CausalLM:
         return out
 
 
-@functools.lru_cache(maxsize=4)
 def load_language_model(spec: str = NGRAM, batch_size: int = 16, device: Device = "cpu") -> LanguageModel:
-    """``ngram`` (the bundled CMU model), an n-gram file (``.arpa``, ``.lm.bin``, ...), or a causal LM
-    on ``device``; one per process (a Dask worker loads its own, on first use)."""
+    """``ngram`` (the bundled CMU model), an n-gram file (``.arpa``, ``.lm.bin``, ...), an offline
+    model by name (``gemma3-270m``, ``smollm2``) or a ``.gguf`` file (converted once), ``auto`` (the
+    preferred offline model installed, else ``ngram``), or a causal LM on ``device``; one per process
+    (a Dask worker loads its own, on first use)."""
+    return _language_model(resolve(spec, NGRAM), batch_size, device)
+
+
+@functools.lru_cache(maxsize=4)
+def _language_model(spec: str, batch_size: int, device: Device) -> LanguageModel:
     if spec == NGRAM:
         return _bundled_ngram()
+    if spec in OFFLINE_LMS or is_gguf(spec):
+        converted = offline_model(spec)
+        return CausalLM(str(converted.folder), batch_size, device=device, pin=converted.pin)
     if spec.lower().endswith(NGRAM_SUFFIXES) and not Path(spec).expanduser().is_dir():
         return NGramLM(spec)
     return CausalLM(spec, batch_size, device=device)

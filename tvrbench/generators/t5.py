@@ -115,6 +115,7 @@ def load_pretrained(kind: Literal["seq2seq", "causal"], name_or_path: str, devic
     source = _source(name_or_path)
     place = torch_device(device)
     model_class = transformers.AutoModelForSeq2SeqLM if kind == "seq2seq" else transformers.AutoModelForCausalLM
+    transformers.utils.logging.disable_progress_bar()  # a local model loads in seconds; keep stderr for our own lines
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(source, trust_remote_code=False, revision=revision)
         model = model_class.from_pretrained(source, trust_remote_code=False, revision=revision)

@@ -118,6 +118,23 @@ def _config_audit(audit: dict | None) -> str:
     return f"Text-only audit of its contrasts:\n\n| figure | value |\n| --- | ---: |\n{rows}\n{' '.join(pair_reading(audit))}\n\n"
 
 
+def _model_terms(artifacts: list[Artifact]) -> str:
+    """A paragraph per language model under terms of its own (Gemma's) that made or scored a config:
+    its name appears in the config's signature or facts as the LM (``causal=gemma3-270m(...)``)."""
+    from tvrbench.offline_lms import REGISTRY
+
+    paragraphs = []
+    for model in REGISTRY:
+        mark = f"causal={model.name}("
+        configs = [a.config for a in artifacts if mark in str(a.signature) or mark in json.dumps(a.facts, default=str)]
+        if model.terms_url and configs:
+            paragraphs.append(
+                f"\n{', '.join(f'`{c}`' for c in configs)}: made or scored with {model.title} (`{model.name}`, package "
+                f"`{model.distribution}`), which is provided under and subject to the {model.terms}: {model.terms_url}\n"
+            )
+    return "".join(paragraphs)
+
+
 def _config_section(artifact: Artifact, split: str) -> str:
     schema = ", ".join(f"`{f.name}` ({f.type})" for f in artifact.table.schema)
     facts = "\n".join(f"- {key.replace('_', ' ')}: {_fact(value)}" for key, value in artifact.facts.items() if key != "audit")
@@ -198,7 +215,7 @@ on the source benchmark's test split. Not for training a model that is then eval
 
 Parquet files, one folder per config under `data/`, readable with `datasets.load_dataset`.
 {licence_line}
-
+{_model_terms(artifacts)}
 ### Maintenance
 
 {TODO.format("who maintains this dataset and how to report problems")}
