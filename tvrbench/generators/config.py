@@ -49,14 +49,14 @@ class PersonIdConfig(Settings):
     lm: str = "auto"  # measures how plausible the contrasts read: auto is gemma3-270m, else smollm2, else ngram (generators/lm.py)
 
 
-Relation = Literal["antonym", "sister", "domain", "captions", "frequent", "attested"]
+Relation = Literal["antonym", "sister", "domain", "captions", "frequent", "attested", "lm"]
 
 
 class WordNetGeneratorConfig(Settings):
     """The offline candidate pool; the LM (and the argument fit) order it."""
 
     senses: int = Field(5, ge=1)  # most frequent WordNet senses of the verb whose relations are used
-    relations: list[Literal["antonym", "sister", "domain", "captions", "frequent", "attested"]] = [
+    relations: list[Relation] = [
         "antonym",
         "sister",
         "domain",
@@ -68,6 +68,7 @@ class WordNetGeneratorConfig(Settings):
     min_caption_count: int = Field(2, ge=1)  # "captions": verbs the caption collection uses this often,
     caption_verbs: int = Field(300, ge=1)  # ... at most this many, the most frequent
     frequent_verbs: int = Field(300, ge=1)  # "frequent" (off by default): top WordNet verbs by the n-gram LM's unigrams
+    expected_tokens: int = Field(400, ge=1)  # "lm": the language model's likeliest next tokens where the verb stands, read for verbs
 
 
 class ArgumentFitConfig(Settings):

@@ -52,6 +52,10 @@ class LanguageModel(Protocol):
         """The tokens of ``left + fill + right`` for each fill, cut where the fill starts and ends."""
         ...
 
+    def next_words(self, left: str, top: int) -> list[str]:
+        """The whole words among the ``top`` likeliest next tokens after ``left``, likeliest first."""
+        ...
+
 
 @dataclass(frozen=True)
 class SpanLogprobs:
@@ -179,6 +183,10 @@ class NGramLM:
             out.append(SpanLogprobs(*np.split(logprobs, cut)))
         return out
 
+    def next_words(self, left: str, top: int) -> list[str]:
+        """None: proposing words would mean ranking the whole vocabulary after every history."""
+        return []
+
     def unigram_log10(self, word: str) -> float:
         """log10 P(word) from the unigram table (-inf outside the vocabulary)."""
         value = self.model.prob([word.lower()])
@@ -284,13 +292,43 @@ class CausalLM:
         scored = self._row_logprobs(rows, prefix=(cache, first[-1]))
         return [SpanLogprobs(left_logprobs, logprobs[:cut], logprobs[cut:]) for logprobs, cut in zip(scored, cuts)]
 
+    def next_words(self, left: str, top: int) -> list[str]:
+        """A token is a whole word when the text it adds starts with a space (or starts the sentence)
+        and is letters only; a word split in several tokens is not proposed."""
+        import torch
+
+        head = left.rstrip()
+        prefix = self.start + self.ids(head)
+        with torch.no_grad():
+            logits = self.model(input_ids=torch.tensor([prefix], device=self.model.device)).logits[0, -1].float()
+        before = self.tokenizer.decode(prefix, skip_special_tokens=True)
+        words = []
+        for token in torch.topk(logits, top).indices.tolist():
+            added = self.tokenizer.decode([*prefix, token], skip_special_tokens=True)[len(before) :]
+            word = added.strip()
+            if word.isalpha() and added in (f" {word}", word if not head else None):
+                words.append(word)
+        return words
+
+    def _next_logprobs(self, hidden, tokens):
+        """ln P of each of ``tokens`` given the hidden state before it: the output layer row by row, so a
+        batch never holds its logits over the whole vocabulary at once (Gemma's: 262,144 a token)."""
+        import torch
+
+        logits = self.model.get_output_embeddings()(hidden).float()
+        cap = getattr(self.model.config, "final_logit_softcapping", None)
+        if cap:
+            logits = torch.tanh(logits / cap) * cap
+        return torch.log_softmax(logits, dim=-1).gather(-1, tokens[:, None])[:, 0]
+
     def _row_logprobs(self, rows: list[list[int]], prefix) -> list[np.ndarray]:
         """Log-probability of every token of each row (after the first, or all of them after a shared
         ``prefix``: its key-value cache and the log-probabilities of the token after it).
 
-        Rows are batched only with rows of the same length, ``batch_size`` at a time: with no padding,
-        a row's score is the same bits alone or in any batch (tested), so a caption's contrasts never
-        depend on which captions shared a chunk, a worker or a resumed run."""
+        Rows are batched only with rows of the same length, ``batch_size`` at a time, so no padding ever
+        enters a batch. A row's score can still differ in its last bits with the other rows of its batch
+        (a batch of one takes other kernels), so a caller that must give the same bits in every run
+        (the verb generator) scores one target's texts at a time."""
         import torch
         from transformers import DynamicCache
 
@@ -309,16 +347,12 @@ class CausalLM:
                         cache.update(keys.expand(len(batch), -1, -1, -1).contiguous(), values.expand(len(batch), -1, -1, -1).contiguous(), index)
                 mask = torch.ones((len(batch), past + length), dtype=torch.long, device=ids.device)  # a batch of one takes the same kernels
                 with torch.no_grad():
-                    logits = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache).logits.float() if length else None
-                for row, k in enumerate(batch):
-                    if prefix is None:
-                        values = torch.log_softmax(logits[row, :-1], dim=-1).gather(-1, ids[row, 1:, None])[:, 0] if length > 1 else torch.zeros(0)
-                    elif length:
-                        following = torch.log_softmax(logits[row, :-1], dim=-1).gather(-1, ids[row, 1:, None])[:, 0]
-                        values = torch.cat([prefix[1][ids[row, :1]], following])
-                    else:
-                        values = torch.zeros(0)
-                    out[k] = values.double().cpu().numpy()
+                    hidden = self.model.base_model(input_ids=ids, attention_mask=mask, past_key_values=cache).last_hidden_state if length else None
+                    for row, k in enumerate(batch):
+                        values = self._next_logprobs(hidden[row, :-1], ids[row, 1:]) if length > 1 else torch.zeros(0)
+                        if prefix is not None and length:  # the first token, after the shared prefix
+                            values = torch.cat([prefix[1][ids[row, :1]], values])
+                        out[k] = values.double().cpu().numpy()
         return out
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from tvrbench.generators.base import Candidate, Request, match_case, replace_tokens
 from tvrbench.generators.config import WordNetGeneratorConfig
@@ -73,11 +73,13 @@ class WordNetVerbs:
         caption_verbs: Sequence[str] = (),
         frequent_verbs: Sequence[str] = (),
         seen_with: dict[str, Sequence[str]] | None = None,
+        next_words: Callable[[str], Sequence[str]] | None = None,
     ):
         self.config = config
         self.lexicon = lexicon
         self.extra = {"captions": tuple(caption_verbs), "frequent": tuple(frequent_verbs)}
         self.seen_with = seen_with or {}  # "o:NOUN" / "p:WORD" -> verbs seen with it
+        self.next_words = next_words  # "lm": the words a language model expects after the caption's words before the verb
 
     def antonyms(self, lemma: str) -> frozenset[str]:
         return self.lexicon.antonyms(lemma.lower())
@@ -102,12 +104,34 @@ class WordNetVerbs:
             if relation not in relations:
                 continue
             for name in names:
-                words = name.split("_")
-                if name in found or name in excluded or name in AUXILIARIES | LIGHT_VERBS or words[0] == head:
-                    continue
-                if len(words) <= MAX_WORDS and name.replace("_", "").isalpha():
+                if name not in found and self.allowed(name, head, excluded):
                     found[name] = relation
         return tuple(sorted(found.items()))
+
+    @staticmethod
+    def allowed(name: str, head: str, excluded: frozenset[str]) -> bool:
+        """Not a synonym, the same head verb, be/have/do, a light verb, or a lemma of more than two words."""
+        words = name.split("_")
+        if name in excluded or name in AUXILIARIES | LIGHT_VERBS or words[0] == head:
+            return False
+        return len(words) <= MAX_WORDS and name.replace("_", "").isalpha()
+
+    def expected(self, request: Request, lemma: str, head: str, tag: str, known: set[str]) -> list[tuple[str, str]]:
+        """("lm") The one-word verbs in the form of the original that the language model expects where
+        the original verb stands, given the words before it, that the pool does not already hold."""
+        if self.next_words is None or "lm" not in self.config.relations:
+            return []
+        from lemminflect import getLemma
+
+        excluded = self.lexicon.synonyms(lemma) | self.lexicon.synonyms(head)
+        text = request.item.text[: request.item.doc[request.target.start].idx]
+        found = {}
+        for word in self.next_words(text):
+            name = (getLemma(word.lower(), upos="VERB") or [""])[0]
+            if name and name not in known and name not in found and self.lexicon.known(name) and self.allowed(name, head, excluded):
+                if inflect(name, tag) == word.lower():
+                    found[name] = "lm"
+        return sorted(found.items())
 
     def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
         lists = []
@@ -124,6 +148,9 @@ class WordNetVerbs:
             slot = f"o:{obj}" if obj else f"p:{after.lower_}" if after is not None else None
             others = {t.lemma_.lower() for t in doc if t.pos_ == "VERB" and t.i != verb.i}  # "running and *running*"
             span = replace_tokens(doc, target.start, end, "")  # read spaCy's offsets once, not per candidate
+            fills = self.fills(lemma, head, verb.tag_, verb.text, slot)
+            fills += tuple((name, relation, match_case(inflect(name, verb.tag_), verb.text))
+                           for name, relation in self.expected(request, lemma, head, verb.tag_, {name for name, _, _ in fills}))  # fmt: skip
             lists.append(
                 [
                     Candidate(
@@ -131,7 +158,7 @@ class WordNetVerbs:
                         (Replacement(span.token_start, span.token_end, span.char_start, span.char_end, span.original, fill),),
                         {"relation": relation, "original_lemma": lemma, "new_lemma": name},
                     )
-                    for name, relation, fill in self.fills(lemma, head, verb.tag_, verb.text, slot)
+                    for name, relation, fill in fills
                     if name.split("_")[0] not in others and (whole or "_" not in name)  # a one-word verb gains no particle
                 ]
             )

@@ -55,7 +55,7 @@ def verb_search(models: "VerbContrasts", collection: CaptionVerbs) -> ContrastSe
     for word in BIGRAM_WORDS:  # and the Web's "verb + preposition"
         seen_with[f"p:{word}"] = sorted({*seen_with.get(f"p:{word}", ()), *fit.verbs_before(word)})
     pool = WordNetVerbs(pool_config, models.lexicon, collection.common(pool_config.min_caption_count, pool_config.caption_verbs),
-                        models.frequent_verbs, seen_with)  # fmt: skip
+                        models.frequent_verbs, seen_with, functools.partial(models.lm.next_words, top=pool_config.expected_tokens))  # fmt: skip
     parses = filters.CandidateParses(models.nlp)
     spans = SpanScores(models.lm)
     fitting = [FitsFrame(fit, classes, new_lemma)] if config.argument_fit.enabled else []
