@@ -7,6 +7,7 @@ Nothing is downloaded at run time. Each loader either returns the resource or ra
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import importlib.util
 import os
@@ -168,16 +169,24 @@ def spacy_pipeline_id(nlp) -> str:
 # --------------------------------------------------------------------------- torch and transformers
 
 
-# oneDNN keeps a compiled kernel per matrix shape (1,024 by default). A bf16 language model judging
-# verb candidates meets thousands of shapes, and a 1,000-caption run grew past 8 GB; 64 keep it flat at
-# the same speed (docs/performance.md). Set before the first model runs; a user's own value wins.
-ONEDNN_CACHES = {"ONEDNN_PRIMITIVE_CACHE_CAPACITY": "64", "LRU_CACHE_CAPACITY": "64"}
+# glibc keeps freed blocks below its moving mmap threshold (up to 32 MiB) in the heap, where a language
+# model's per-row logits (a few MiB each, thousands a run) and the small results kept between them
+# fragment it: a 1,000-caption verb run grew past 8 GB. From 1 MiB up, blocks are mapped and given back.
+M_MMAP_THRESHOLD = -3
+
+
+def return_large_blocks() -> None:
+    """Have glibc map blocks of 1 MiB and more on their own and give them back when freed."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, 1 << 20)
+        except (OSError, AttributeError):  # another C library: its own allocator
+            pass
 
 
 def transformers_library():
     """The ``transformers`` module; it, or torch, missing is a MissingResource naming the pip install."""
-    for name, value in ONEDNN_CACHES.items():
-        os.environ.setdefault(name, value)
+    return_large_blocks()
     try:
         import torch  # noqa: F401
         import transformers
