@@ -62,6 +62,7 @@ def changed_settings(settings: dict, defaults: dict, named: frozenset[str] = fro
         return flat
 
     ours, theirs = leaves(settings), leaves(defaults)
+    ours |= {key: None for key in theirs if key not in ours}  # a table's entry taken out (GenderConfig.male_nouns) is a change too
     changed = [f"{key}={'+'.join(map(str, value)) if isinstance(value, list) else value}" for key, value in ours.items()
                if key not in named and value != theirs.get(key)]  # fmt: skip
     return ",".join(changed) or "default"
