@@ -224,8 +224,10 @@ class SubstituteCap:
             if not over:
                 break
             if round_ == self.rounds:
-                for index in over:
-                    redone[index] = Outcome(index, None, "substitute over the set's cap", {})
+                while over:  # each record dropped lowers the cap of the records left: drop until none is over it
+                    for index in over:
+                        redone[index], records[index] = Outcome(index, None, "substitute over the set's cap", {}), None
+                    over = self.over(records)
                 break
             excluded |= {self.substitute_of(records[index]) for index in over}
             search = job.search.with_constraint(Excluded(frozenset(excluded), self.substitute_of))
