@@ -156,6 +156,9 @@ class Perplexity:
         self.spans = spans
         self.config = config
 
+    def clear_cache(self) -> None:
+        self.spans.clear_cache()
+
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:
         checks = []
         cfg = self.config

@@ -72,6 +72,10 @@ class ReadsAsReal:
         self.max_behind_best = max_behind_best
         self.max_loss = max_loss
 
+    def clear_cache(self) -> None:
+        """The search calls this before each chunk; the span scores it keeps are the ones to forget."""
+        self.spans.clear_cache()
+
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:
         checks: list[Check] = [Check(False)] * len(candidates)
         for positions in by_target(candidates).values():
