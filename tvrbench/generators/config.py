@@ -56,13 +56,7 @@ class WordNetGeneratorConfig(Settings):
     """The offline candidate pool; the LM (and the argument fit) order it."""
 
     senses: int = Field(5, ge=1)  # most frequent WordNet senses of the verb whose relations are used
-    relations: list[Relation] = [
-        "antonym",
-        "sister",
-        "domain",
-        "captions",
-        "attested",
-    ]
+    relations: list[Relation] = ["antonym", "sister", "domain", "captions", "attested"]
     domain_verbs: int = Field(100, ge=1)  # most common verbs (SemCor) of each lexicographer file of those senses
     min_semcor_count: int = Field(1, ge=0)  # drop sister terms this rare in SemCor (WordNet's tagged corpus)
     min_caption_count: int = Field(2, ge=1)  # "captions": verbs the caption collection uses this often,

@@ -62,6 +62,7 @@ def changed_settings(settings: dict, defaults: dict, named: frozenset[str] = fro
         return flat
 
     ours, theirs = leaves(settings), leaves(defaults)
+    ours |= {key: None for key in theirs if key not in ours}  # a table's entry taken out (GenderConfig.male_nouns) is a change too
     changed = [f"{key}={'+'.join(map(str, value)) if isinstance(value, list) else value}" for key, value in ours.items()
                if key not in named and value != theirs.get(key)]  # fmt: skip
     return ",".join(changed) or "default"
@@ -223,8 +224,10 @@ class SubstituteCap:
             if not over:
                 break
             if round_ == self.rounds:
-                for index in over:
-                    redone[index] = Outcome(index, None, "substitute over the set's cap", {})
+                while over:  # each record dropped lowers the cap of the records left: drop until none is over it
+                    for index in over:
+                        redone[index], records[index] = Outcome(index, None, "substitute over the set's cap", {}), None
+                    over = self.over(records)
                 break
             excluded |= {self.substitute_of(records[index]) for index in over}
             search = job.search.with_constraint(Excluded(frozenset(excluded), self.substitute_of))

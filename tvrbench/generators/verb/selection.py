@@ -73,6 +73,7 @@ class ReadsAsReal:
         self.max_loss = max_loss
 
     def clear_cache(self) -> None:
+        """The search calls this before each chunk; the span scores it keeps are the ones to forget."""
         self.spans.clear_cache()
 
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:

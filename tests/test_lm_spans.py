@@ -1,0 +1,159 @@
+"""A language model's scores of a sentence cut where a fill goes (``span_logprobs``), the words it expects
+next (``next_words``) and the span scores the verb generator keeps per target (``SpanScores``): against
+the whole sentence's token scores and the model's own top tokens, on the n-gram model, tiny GPT-2s
+built here from a config (a word-level and a sub-word tokenizer) and the real Gemma 3 270M when it is
+installed (scripts/setup.sh)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tiny_models import build_tiny_models
+
+from tvrbench.generators.base import Candidate, CaptionItem, Request, Target
+from tvrbench.generators.lm import CausalLM, load_language_model, words
+from tvrbench.generators.records import Replacement
+from tvrbench.generators.verb.selection import SpanScores
+
+torch = pytest.importorskip("torch")
+
+# (left, fills, right) as the verb generator cuts a caption: the left context ends with the space before
+# the fill, the right part starts with its own; a fill may be several words; either side may be empty.
+CASES = [
+    ("a man is ", ["playing", "cooking the", "holding"], " a guitar"),
+    ("", ["a man", "the boy", "two people"], " is playing a guitar"),
+    ("the boy is ", ["holding", "pushing a", "cleaning"], ""),
+]
+SUBWORD_WORDS = ["a", "man", "woman", "the", "boy", "girl", "two", "people", "is", "play", "cook", "hold", "clean", "push", "guitar", "door", "car"]
+
+
+def subword_gpt2(folder):
+    """A tiny GPT-2 whose WordPiece tokenizer splits ``playing`` into ``play ##ing`` and has punctuation."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    torch.manual_seed(1)
+    vocab = {token: k for k, token in enumerate(["<|endoftext|>", "<unk>", *SUBWORD_WORDS, "##ing", "##s", "##ed", ",", "."])}
+    tokenizer = Tokenizer(models.WordPiece(vocab, unk_token="<unk>", continuing_subword_prefix="##"))
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.decoder = decoders.WordPiece(prefix="##")
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<unk>")
+    assert fast.tokenize("a man is playing") == ["a", "man", "is", "play", "##ing"]
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(vocab), n_embd=32, n_layer=2, n_head=2, n_positions=64, bos_token_id=0, eos_token_id=0))
+    model.save_pretrained(folder)
+    fast.save_pretrained(folder)
+    return folder
+
+
+def gemma_installed() -> bool:
+    from tvrbench.offline_lms import OFFLINE_LMS
+
+    return OFFLINE_LMS["gemma3-270m"].installed()
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """The causal LMs by name, each loaded on first use; Gemma is skipped where it is not installed."""
+    folder = tmp_path_factory.mktemp("tiny")
+    paths = {"tiny": build_tiny_models(folder)[0] / "gpt2", "subword": subword_gpt2(folder / "subword")}
+    loaded = {}
+
+    def get(name: str) -> CausalLM:
+        if name == "gemma3-270m" and not gemma_installed():
+            pytest.skip("gemma3-270m is not installed (scripts/setup.sh installs it)")
+        if name not in loaded:
+            loaded[name] = load_language_model(name) if name == "gemma3-270m" else CausalLM(str(paths[name]), batch_size=2)
+        return loaded[name]
+
+    return get
+
+
+def tolerance(lm: CausalLM) -> float:
+    """fp32 scores agree to 1e-4 whatever the batch; bf16 (a CPU with AVX-512 BF16) rounds each batch its own way."""
+    return 1e-4 if lm.model.dtype == torch.float32 else 0.1
+
+
+@pytest.mark.parametrize("left, fills, right", CASES)
+def test_ngram_span_scores_are_the_sentence_s_cut_at_the_fill(left, fills, right):
+    """n-gram: the three parts are the whole sentence's token scores (``</s>`` last), cut after the left
+    context's words and the fill's, to the bit."""
+    lm = load_language_model("ngram")
+    for fill, spans in zip(fills, lm.span_logprobs(left, fills, right)):
+        whole = lm.token_logprobs([left + fill + right])[0]
+        cut = [len(words(left)), len(words(left + fill))]
+        assert cut[1] > cut[0] and len(whole) == len(words(left + fill + right)) + 1
+        for part, expected in zip((spans.left, spans.fill, spans.right), np.split(whole, cut)):
+            np.testing.assert_array_equal(part, expected)
+
+
+@pytest.mark.parametrize("name", ["tiny", "subword", "gemma3-270m"])
+def test_causal_span_scores_are_the_sentence_s_cut_at_the_fill(models, name):
+    """Causal LM: the left context run once and its key-value cache shared by the fills gives each fill's
+    sentence the scores of the sentence run whole (after BOS), cut where the fill's tokens start and end."""
+    lm = models(name)
+    cases = CASES + ([("a woman is ", ["strumming", "tuning up"], " an old guitar on stage")] if name == "gemma3-270m" else [])
+    for left, fills, right in cases:
+        for fill, spans in zip(fills, lm.span_logprobs(left, fills, right)):
+            text = left + fill + right
+            whole = lm.token_logprobs([text])[0]
+            ids, before, upto = lm.ids(text), lm.ids(left.rstrip()), lm.ids((left + fill).rstrip())
+            assert ids[: len(upto)] == upto and upto[: len(before)] == before and len(upto) > len(before)  # the cut is a token boundary
+            assert [len(spans.left), len(spans.fill), len(spans.right)] == [len(before), len(upto) - len(before), len(ids) - len(upto)]
+            np.testing.assert_allclose(spans.tokens, whole, rtol=0, atol=tolerance(lm))
+    if name == "subword":
+        (spans,) = lm.span_logprobs("a man is ", ["playing"], " a guitar")
+        assert len(spans.fill) == 2  # play ##ing
+
+
+WORD_START = {"tiny": "", "subword": "", "gemma3-270m": "\u2581"}  # how a token that starts a word is written
+
+
+@pytest.mark.parametrize("name, left", [("tiny", "a man is "), ("tiny", ""), ("subword", "the boy is "), ("gemma3-270m", "a woman is ")])
+def test_next_words_are_the_top_tokens_that_are_whole_words_in_order(models, name, left):
+    """The words proposed after ``left`` are, in order, the ``top`` likeliest next tokens (the model's own
+    logits) that start a word and are letters only: no special token, no piece of a word, no punctuation."""
+    lm = models(name)
+    with torch.no_grad():
+        logits = lm.model(input_ids=torch.tensor([lm.start + lm.ids(left.rstrip())])).logits[0, -1].float()
+    top = min(60, len(logits) - 5)  # a tiny model's vocabulary is smaller
+    tokens = lm.tokenizer.convert_ids_to_tokens(torch.topk(logits, top).indices.tolist())
+    marker = WORD_START[name]
+    expected = [t[len(marker) :] for t in tokens if t not in lm.tokenizer.all_special_tokens and t.startswith(marker) and t[len(marker) :].isalpha()]
+    found = lm.next_words(left, top)
+    assert found == expected and found
+    if name != "tiny":
+        assert len(expected) < len(tokens)  # some of the top tokens were not whole words: the rule was exercised
+    assert load_language_model("ngram").next_words(left, top) == []  # the n-gram proposes none
+
+
+def candidates(texts: list[str], fills: list[str], indices: list[int]) -> list[Candidate]:
+    """Each caption's third word replaced by each fill (the caption's own verb left out)."""
+    found = []
+    for index, text in zip(indices, texts):
+        item = CaptionItem(index, f"c{index}", "v", text)
+        verb = text.split()[3]
+        start = text.index(f" {verb} ") + 1
+        request = Request(item, Target(3, 4, "verb"), [], None)
+        found += [Candidate(request, (Replacement(3, 4, start, start + len(verb), verb, fill),)) for fill in fills if fill != verb]
+    return found
+
+
+@pytest.mark.parametrize("name", ["tiny", "gemma3-270m"])
+def test_a_target_s_span_scores_are_the_same_bits_in_a_chunk_as_alone(models, name):
+    """The verb generator's span scores of one caption are the same to the bit whether its target is scored
+    with other captions' targets (a chunk; the same fills elsewhere) or alone: the generator's records
+    do not depend on the chunk or the worker a caption lands in."""
+    lm = models(name)
+    texts = ["a man is playing a guitar", "the boy is cooking some food", "a girl is holding the door", "two people is pushing a car"]
+    fills = ["cooking", "holding", "throwing", "cleaning", "pushing", "playing"]
+    together = candidates(texts, fills, [0, 1, 2, 3])
+    mixed = [together[k] for k in np.random.default_rng(0).permutation(len(together))]  # the captions' candidates interleaved
+    in_chunk = dict(zip(map(id, mixed), SpanScores(lm).of(mixed)))
+    for index, text in enumerate(texts):
+        alone = SpanScores(lm).of(candidates([text], fills, [index]))
+        mine = [c for c in together if c.request.item.index == index]
+        assert len(mine) == len(alone) == len(fills) - 1
+        for candidate, scores in zip(mine, alone):
+            for part in ("left", "fill", "right"):
+                for chunk_scores, own in zip(in_chunk[id(candidate)], scores):
+                    assert np.array_equal(getattr(chunk_scores, part), getattr(own, part)), (text, candidate.replacements[0].replacement, part)
