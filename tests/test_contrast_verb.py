@@ -249,7 +249,7 @@ def test_only_fitting_candidates_are_drawn_in_a_seeded_order(nlp):
     """Only candidates whose verb fits the original's frame pass the argument-fit constraint (soup is eaten,
     not worn), each scored with the fit's strength, which weighs the draw; the draw among them is
     decided by the caption's seed alone."""
-    from tvrbench.generators.config import WordNetGeneratorConfig
+    from tvrbench.generators.config import ArgumentFitConfig, WordNetGeneratorConfig
     from tvrbench.generators.verb.choice import SeededDraw
     from tvrbench.generators.verb.evidence import wordnet_usage
     from tvrbench.generators.verb.fit import ArgumentFit, FitsFrame
@@ -261,7 +261,7 @@ def test_only_fitting_candidates_are_drawn_in_a_seeded_order(nlp):
     collection = CaptionVerbs(nlp.pipe(["a man eats a pot of rice", "a girl wears a jacket", "a boy rides a horse"]), classes)
     lexicon = verb_lexicon(LexiconSettings(5, 100, 1))
     pool = WordNetVerbs(WordNetGeneratorConfig(), lexicon, collection.common(1, 300))
-    fit = ArgumentFit(lexicon, usage.merged(collection.usage), classes, 1.5)
+    fit = ArgumentFit(lexicon, usage.merged(collection.usage), classes, ArgumentFitConfig(evidence="seen"))
     search = ContrastSearch("verb", VerbPhrases(nlp), pool, [FitsFrame(fit, classes, new_lemma)], SeededDraw({}, new_lemma, 1.5, 1.0))
     doc = nlp("a woman is cooking the soup in the kitchen")
     item = CaptionItem(0, "c0", "v0", doc.text, doc)
@@ -337,24 +337,24 @@ def test_the_language_model_judges_candidates_as_a_plain_loop_does(nlp):
 
 
 def test_each_record_s_verb_fits_by_the_evidence_it_was_chosen_by(offline_run, nlp):
-    """``argument_fit.evidence``: every record of a ``frames`` run has a new verb that
-    ``ArgumentFit(evidence="frames")`` lets fill the original's frame, every record of the default
-    ``seen`` run one that ``evidence="seen"`` does; and the frames run lets in verbs the seen evidence
-    would not (the setting reached the fit)."""
+    """``argument_fit.evidence``: every record of the default ``frames`` run has a new verb that
+    ``ArgumentFit(evidence="frames")`` lets fill the original's frame, every record of a ``seen`` run
+    one that ``evidence="seen"`` does; and the frames run lets in verbs the seen evidence would not
+    (the setting reached the fit)."""
     from tvrbench.generators.verb.evidence import wordnet_usage
     from tvrbench.generators.verb.fit import ArgumentFit
     from tvrbench.generators.verb.frames import frame_of
     from tvrbench.generators.verb.lexicon import LexiconSettings, verb_lexicon
     from tvrbench.generators.verb.pool import CaptionVerbs, new_lemma
 
-    captions, seen_records, _ = offline_run
-    config = VerbConfig(lm="ngram", argument_fit={"evidence": "frames"})
-    frames_records = VerbContrasts(config).contrasts(captions)
+    captions, frames_records, _ = offline_run
+    config = VerbConfig(lm="ngram", argument_fit={"evidence": "seen"})
+    seen_records = VerbContrasts(config).contrasts(captions)
     classes, usage = wordnet_usage()
     usage = usage.merged(CaptionVerbs(nlp.pipe(captions.texts), classes).usage)  # what the generator reads of these captions
     lexicon = verb_lexicon(LexiconSettings.of(config.wordnet))
     fit = config.argument_fit
-    fits = {evidence: ArgumentFit(lexicon, usage, classes, fit.min_association, fit.frame_senses, evidence) for evidence in ("seen", "frames")}
+    fits = {evidence: ArgumentFit(lexicon, usage, classes, fit.model_copy(update={"evidence": evidence})) for evidence in ("seen", "frames")}
 
     def fitting(records, evidence: str) -> list[bool]:
         verdicts = []

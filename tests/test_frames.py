@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tvrbench.generators.config import ArgumentFitConfig
 from tvrbench.generators.verb.evidence import Association, wordnet_usage
 from tvrbench.generators.verb.fit import ArgumentFit
 from tvrbench.generators.verb.frames import PERSON, VEHICLE, frame_of
@@ -24,7 +25,7 @@ def fit():
     from tvrbench.generators.verb.lexicon import LexiconSettings, verb_lexicon
 
     classes, usage = wordnet_usage()
-    return ArgumentFit(verb_lexicon(LexiconSettings(5, 100, 1)), usage, classes, 1.5)
+    return ArgumentFit(verb_lexicon(LexiconSettings(5, 100, 1)), usage, classes, ArgumentFitConfig(evidence="seen"))
 
 
 def first_frame(nlp, fit, text):

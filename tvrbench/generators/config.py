@@ -53,10 +53,10 @@ Relation = Literal["antonym", "sister", "domain", "captions", "frequent", "attes
 
 
 class WordNetGeneratorConfig(Settings):
-    """The offline candidate pool; the LM (and the argument fit) order it."""
+    """The offline candidate pool; the argument fit, the draw and the language model choose from it."""
 
     senses: int = Field(5, ge=1)  # most frequent WordNet senses of the verb whose relations are used
-    relations: list[Relation] = ["antonym", "sister", "domain", "captions", "attested"]
+    relations: list[Relation] = ["antonym", "captions", "attested", "lm"]  # also: sister, domain, frequent (docs/contrast.md)
     domain_verbs: int = Field(100, ge=1)  # most common verbs (SemCor) of each lexicographer file of those senses
     min_semcor_count: int = Field(1, ge=0)  # drop sister terms this rare in SemCor (WordNet's tagged corpus)
     min_caption_count: int = Field(2, ge=1)  # "captions": verbs the caption collection uses this often,
@@ -71,16 +71,19 @@ class ArgumentFitConfig(Settings):
     enabled: bool = True
     min_association: float = 1.5  # GloVe verb-noun association (z-score) a non-person subject or an object needs
     frame_senses: int = Field(2, ge=1)  # the verb's most frequent senses whose WordNet frames say which arguments it takes
-    evidence: Literal["seen", "frames"] = "seen"  # seen: the verb also seen with (or going with) these nouns; frames: WordNet's frames alone
+    min_alone_share: float = Field(0.3, ge=0.0, le=1.0)  # of a verb's uses without an object, for it to stand alone ("hit" 11 %, "sleep" 97 %)
+    min_seen: int = Field(2, ge=1)  # uses of a verb with a preposition and a noun class that make them one it takes (one is chance)
+    evidence: Literal["seen", "frames"] = "frames"  # seen: the verb also seen with (or going with) these nouns; frames: WordNet's frames alone
 
 
 class ChoiceConfig(Settings):
-    """The contrast is drawn among the fitting candidates; a language model judges the first ``judged`` of
-    the draw together and keeps those whose caption reads best (docs/contrast.md)."""
+    """The contrast is drawn among the fitting candidates; a language model judges them a block at a time, in
+    the draw's order, and keeps those whose caption reads best (docs/contrast.md)."""
 
-    judged: int = Field(16, ge=1)  # candidates of a target the language model judges, the first of the draw
+    judged_at_once: int = Field(8, ge=1)  # candidates of a target the language model judges in one block
+    judged: int = Field(16, ge=1)  # ... and at most this many in all
     max_behind_best: float = Field(1.0, ge=0.0)  # nats the words after a kept verb may lose against the best judged one
-    max_loss: float = Field(3.0, ge=0.0)  # ... and against the original verb
+    max_loss: float = Field(1.5, ge=0.0)  # ... and against the original verb
     association_weight: float = Field(1.5, ge=0.0)  # draw weight exp(w · association of the verb with the caption's nouns)
     max_share: float = Field(0.02, gt=0.0, le=1.0)  # no new verb in more of a set's records: the rest are drawn again without it
     spread: float = Field(1.0, ge=0.0)  # ... times ((uses as an original + 1) / (expected uses as a substitute + 1)) ** spread

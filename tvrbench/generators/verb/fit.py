@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tvrbench.generators.base import Candidate, Check
+from tvrbench.generators.config import ArgumentFitConfig
 from tvrbench.generators.verb.evidence import Association, Usage, bigram_counts, verb_forms, verbs_before
 from tvrbench.generators.verb.frames import (
     ANIMAL,
@@ -42,13 +43,11 @@ COMPLEMENT_FRAMES = {"to": frozenset({24, 28, 32, 35}), "ing": frozenset({33}), 
 ANIMAL_VERBS = frozenset({"verb.motion", "verb.body", "verb.consumption", "verb.contact", "verb.perception"})
 VEHICLE_VERBS = frozenset({"verb.motion"})
 TOPIC_VERBS = frozenset({"verb.communication", "verb.cognition", "verb.emotion"})
-MIN_ALONE_SHARE = 0.3  # of a verb's uses, without an object, for it to stand alone ("hit" 11 %, "sleep" 97 %)
-MIN_SEEN = 2  # uses of a verb with a preposition and a noun class that make them one it takes (one example is chance)
 
 
 class ArgumentFit:
     """Whether a verb can fill a :class:`Frame`: every argument of the original must be one the verb
-    takes (WordNet's frames of its first ``frame_senses`` senses) and goes with.
+    takes (WordNet's frames of its first ``frame_senses`` senses) and goes with (settings: :class:`ArgumentFitConfig`).
 
     * subject: a person needs a "Somebody" frame; an animal, a vehicle or a thing needs the verb to
       go with that noun (:class:`Association` at least ``min_association``, or seen together), and a
@@ -62,20 +61,17 @@ class ArgumentFit:
     * a clausal complement needs its frame ("Somebody ----s to INFINITIVE") or the Web bigram "verb
       how"; a verb whose first sense takes one ("continue", "try") cannot replace a verb without.
 
-    With ``evidence="frames"`` only what WordNet's frames and files say is asked: the kind of subject,
+    With ``evidence="frames"`` (the default) only what WordNet's frames and files say is asked: the kind of subject,
     an object or none, a person as object, a topic after "about", a direction for a verb of motion,
     the complement and the particle; whether the verb goes with these very nouns is left to the
     language model that judges the candidates (:mod:`tvrbench.generators.verb.selection`).
     """
 
-    def __init__(self, lexicon: VerbLexicon, usage: Usage, classes: NounClasses, min_association: float, frame_senses: int = 2,
-                 evidence: str = "seen"):  # fmt: skip
-        self.evidence = evidence
+    def __init__(self, lexicon: VerbLexicon, usage: Usage, classes: NounClasses, config: ArgumentFitConfig = ArgumentFitConfig()):
         self.lexicon = lexicon
         self.usage = usage
         self.classes = classes
-        self.min_association = min_association
-        self.frame_senses = frame_senses
+        self.config = config
         self.bigrams = bigram_counts()
         self.association = Association(classes.classes)
 
@@ -86,10 +82,10 @@ class ArgumentFit:
     @functools.lru_cache(maxsize=500000)
     def fits(self, frame: Frame, lemma: str) -> bool:
         head = lemma.split("_")[0]
-        frames = self.lexicon.frames(lemma, self.frame_senses)
+        frames = self.lexicon.frames(lemma, self.config.frame_senses)
         if not frames:
             return False
-        files = self.lexicon.files(lemma, self.frame_senses)
+        files = self.lexicon.files(lemma, self.config.frame_senses)
         return (
             self.subject_fits(frame, lemma, head, frames, files)
             and self.object_fits(frame, lemma, head, frames)
@@ -109,7 +105,7 @@ class ArgumentFit:
 
     def goes_with(self, head: str, noun: str) -> bool:
         score = self.association(head, noun)
-        return score is not None and score >= self.min_association
+        return score is not None and score >= self.config.min_association
 
     def subject_fits(self, frame: Frame, lemma: str, head: str, frames: frozenset[int], files: frozenset[str]) -> bool:
         subject = frame.subject
@@ -117,7 +113,7 @@ class ArgumentFit:
             return bool(frames & SOMEBODY)
         if frame.subject_noun is None:  # no subject, or "it": nothing to check
             return True
-        if self.evidence == "seen" and not (self.usage.get(lemma, "s", subject) > 0 or self.goes_with(head, frame.subject_noun)):
+        if self.config.evidence == "seen" and not (self.usage.get(lemma, "s", subject) > 0 or self.goes_with(head, frame.subject_noun)):
             return False
         if subject == ANIMAL:
             return bool(frames & {1, 2}) and bool(files & ANIMAL_VERBS)
@@ -134,9 +130,10 @@ class ArgumentFit:
             return bool(frames & INTRANSITIVE) and (completed or self.used_alone(lemma))
         if not frames & TRANSITIVE:
             return False
+        frames_only = self.config.evidence == "frames"
         if frame.object_class == PERSON:  # "hugs a woman"; WordNet's first sense of "stroller" is a person too
-            return bool(frames & PERSON_OBJECT) and (frame.object == "person" or self.evidence == "frames" or self.goes_with(head, frame.object))
-        if frame.object in GENERIC_OBJECTS or self.evidence == "frames":  # "something", "it": any transitive verb
+            return bool(frames & PERSON_OBJECT) and (frame.object == "person" or frames_only or self.goes_with(head, frame.object))
+        if frame.object in GENERIC_OBJECTS or frames_only:  # "something", "it": any transitive verb
             return True
         if frame.object in self.usage.objects(lemma) or self.seen_before(head, frame.object):
             return True
@@ -152,7 +149,7 @@ class ArgumentFit:
         """Whether texts use the verb without an object or a complement often enough ("she sleeps", not
         "she hits"), and its first sense does not call for a clause ("she continues")."""
         alone, objects = self.usage.alone(lemma), sum(self.usage.objects(lemma).values())
-        return alone >= 2 and alone >= MIN_ALONE_SHARE * (alone + objects) and not self.lexicon.frames(lemma, 1) & NEEDS_COMPLEMENT
+        return alone >= 2 and alone >= self.config.min_alone_share * (alone + objects) and not self.lexicon.frames(lemma, 1) & NEEDS_COMPLEMENT
 
     def preposition_fits(self, frame: Frame, lemma: str, head: str, files: frozenset[str]) -> bool:
         """A preposition of place or time fits any verb; another needs the verb seen with it and a noun
@@ -162,9 +159,9 @@ class ArgumentFit:
         preposition = frame.preposition
         if preposition is None or preposition in FREE_PREPOSITIONS:
             return True
-        if self.evidence == "frames":
+        if self.config.evidence == "frames":
             return bool(files & TOPIC_VERBS) if preposition in TOPICAL else preposition not in DIRECTIONS or "verb.motion" in files
-        if frame.preposition_class and self.usage.get(lemma, "q", f"{preposition}|{frame.preposition_class}") >= MIN_SEEN:
+        if frame.preposition_class and self.usage.get(lemma, "q", f"{preposition}|{frame.preposition_class}") >= self.config.min_seen:
             return True
         if frame.preposition_class == PERSON:
             return False
@@ -179,7 +176,7 @@ class ArgumentFit:
     def complement_fits(self, complement: str | None, lemma: str, head: str) -> bool:
         if complement is None:
             return True
-        if self.lexicon.frames(lemma, self.frame_senses) & COMPLEMENT_FRAMES[complement]:
+        if self.lexicon.frames(lemma, self.config.frame_senses) & COMPLEMENT_FRAMES[complement]:
             return True
         return complement == "wh" and self.seen_before(head, "how")
 

@@ -48,9 +48,7 @@ def verb_search(models: "VerbContrasts", collection: CaptionVerbs) -> ContrastSe
     config, pool_config = models.config, models.config.wordnet
     classes, usage = models.wordnet_usage
     usage = usage.merged(collection.usage)
-    fit = ArgumentFit(
-        models.lexicon, usage, classes, config.argument_fit.min_association, config.argument_fit.frame_senses, config.argument_fit.evidence
-    )
+    fit = ArgumentFit(models.lexicon, usage, classes, config.argument_fit)
     seen_with = usage.verbs_seen_with()
     for word in BIGRAM_WORDS:  # and the Web's "verb + preposition"
         seen_with[f"p:{word}"] = sorted({*seen_with.get(f"p:{word}", ()), *fit.verbs_before(word)})
@@ -71,14 +69,14 @@ def verb_search(models: "VerbContrasts", collection: CaptionVerbs) -> ContrastSe
         ],
         ranker=SeededDraw(collection.prior, new_lemma, config.choice.association_weight, config.choice.spread),
         filters=[
-            ReadsAsReal(spans, config.choice.judged, config.choice.max_behind_best, config.choice.max_loss),
+            ReadsAsReal(spans, config.choice.max_behind_best, config.choice.max_loss),
             filters.MeaningChanged(parses, filters.Embeddings(sentence_model(config.meaning.embedding_model, config.device)), config.meaning),
             filters.Perplexity(spans, config.perplexity),
             filters.HasVerb(parses),
         ],
         seed=config.seed,
-        block=config.choice.judged,  # the language model judges a target's first candidates together
-        max_block=config.choice.judged,
+        block=config.choice.judged_at_once,  # the language model judges a target's candidates a block at a time
+        max_block=config.choice.judged_at_once,
         max_tried=config.choice.judged,
     )  # fmt: skip
 

@@ -49,11 +49,12 @@ class SpanScores:
 
 
 class ReadsAsReal:
-    """A filter: of the first ``judged`` candidates of a target (in the draw's order, all judged together),
-    those whose caption reads best to the language model. A candidate's score is how much more probable
-    the words after its verb are than after the original verb (the continuation gap, in nats); it is
-    kept if that is at most ``max_behind_best`` below the best of the judged and at most ``max_loss``
-    below the original. The search tries no more than the ``judged``.
+    """A filter: the candidates whose caption reads best to the language model among those of their
+    target it has judged. A candidate's score is how much more probable the words after its verb are
+    than after the original verb (the continuation gap, in nats); it passes if that is at most
+    ``max_behind_best`` below the best judged so far for its target and at most ``max_loss`` below the
+    original. The search hands it a target's candidates a block at a time, in the draw's order, and
+    stops after a number of them (``choice.judged``): most captions are decided by their first block.
 
     The best of a random sample, not a fixed bar: for most captions no other verb makes their words
     as likely as the original does ("a man is playing a guitar"), and a bar that most of them pass
@@ -62,25 +63,26 @@ class ReadsAsReal:
     A caption that ends with its verb has no words after it; there the verb itself is compared, as a
     pointwise mutual information with what comes before it: log P(verb | the words before) − log
     P(verb | nothing), new minus original, which asks whether the subject does this and leaves out how
-    common the verb is. The search gives this filter a target's ``judged`` candidates as one block."""
+    common the verb is."""
 
     name = "reads-as-real"
 
-    def __init__(self, spans: SpanScores, judged: int, max_behind_best: float, max_loss: float):
+    def __init__(self, spans: SpanScores, max_behind_best: float, max_loss: float):
         self.spans = spans
-        self.judged = judged
         self.max_behind_best = max_behind_best
         self.max_loss = max_loss
+        self.best: dict[tuple[int, int], float] = {}  # per target: the best gap judged so far
 
     def clear_cache(self) -> None:
-        """The search calls this before each chunk; the span scores it keeps are the ones to forget."""
+        """The search calls this before each chunk: the span scores and best gaps it keeps are the chunk's."""
         self.spans.clear_cache()
+        self.best.clear()
 
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:
         checks: list[Check] = [Check(False)] * len(candidates)
-        for positions in by_target(candidates).values():
+        for target, positions in by_target(candidates).items():
             gaps, compared = self.gaps([candidates[k] for k in positions])
-            best = max(gaps)
+            best = self.best[target] = max(self.best.get(target, -float("inf")), *gaps)
             for k, gap in zip(positions, gaps):
                 passed = gap >= best - self.max_behind_best and gap >= -self.max_loss
                 checks[k] = Check(bool(passed), round(float(gap), 6), {"compared": compared, "best": round(float(best), 6)})
