@@ -258,7 +258,8 @@ def test_only_fitting_candidates_are_drawn_in_a_seeded_order(nlp):
     from tvrbench.generators.verb.pool import CaptionVerbs, WordNetVerbs, new_lemma
 
     classes, usage = wordnet_usage()
-    collection = CaptionVerbs(nlp.pipe(["a man eats a pot of rice", "a girl wears a jacket", "a boy rides a horse"]), classes)
+    captions = ["a man eats a pot of rice", "a chef serves the soup", "a girl tastes the sauce", "a girl wears a jacket", "a boy rides a horse"]
+    collection = CaptionVerbs(nlp.pipe(captions), classes)
     lexicon = verb_lexicon(LexiconSettings(5, 100, 1))
     pool = WordNetVerbs(WordNetGeneratorConfig(), lexicon, collection.common(1, 300))
     fit = ArgumentFit(lexicon, usage.merged(collection.usage), classes, ArgumentFitConfig(evidence="seen"))
@@ -308,7 +309,7 @@ def test_the_language_model_judges_candidates_as_a_plain_loop_does(nlp):
         request = Request(item, target, [target], None)
         candidates += [Candidate(request, (Replacement(span.token_start, span.token_end, span.char_start, span.char_end, span.original, fill),))
                        for fill in fills]  # fmt: skip
-    checks = ReadsAsReal(SpanScores(lm), choice.judged, choice.max_behind_best, choice.max_loss).check(candidates)
+    checks = ReadsAsReal(SpanScores(lm), choice.max_behind_best, choice.max_loss).check(candidates)
 
     def logprob(sentence: str, start: int, end: int | None = None) -> float:
         return float(lm.token_logprobs([sentence])[0][start:end].sum())

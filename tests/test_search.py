@@ -278,8 +278,8 @@ def test_changed_settings_name_what_differs_from_the_defaults():
     ``+``; the fields the signature has of its own (seed, lm) are not repeated."""
     defaults = VerbConfig().model_dump()
     assert changed_settings(defaults, defaults) == "default"
-    changed = VerbConfig(seed=3, lm="ngram", choice={"judged": 8}, argument_fit={"evidence": "frames"}, wordnet={"relations": ["antonym", "lm"]})
-    named = "wordnet.relations=antonym+lm,argument_fit.evidence=frames,choice.judged=8"
+    changed = VerbConfig(seed=3, lm="ngram", choice={"judged": 8}, argument_fit={"evidence": "seen"}, wordnet={"relations": ["antonym", "lm"]})
+    named = "wordnet.relations=antonym+lm,argument_fit.evidence=seen,choice.judged=8"
     assert changed_settings(changed.model_dump(), defaults, frozenset({"seed", "lm"})) == named
     assert changed_settings(changed.model_dump(), defaults) == f"seed=3,lm=ngram,{named}"
     captions = Captions(["c0"], ["a man is cooking"], ["v0"])

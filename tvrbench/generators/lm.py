@@ -245,6 +245,13 @@ class CausalLM:
     def model(self):
         return self.loaded[0]
 
+    @functools.cached_property
+    def cache_keyword(self) -> str:
+        """transformers 5.x renamed ``past_key_values`` (still accepted, with a warning) to ``cache``."""
+        import inspect
+
+        return "cache" if "cache" in inspect.signature(self.model.base_model.forward).parameters else "past_key_values"
+
     @property
     def tokenizer(self):
         return self.loaded[1]
@@ -282,7 +289,7 @@ class CausalLM:
             out = self.model(input_ids=torch.tensor([prefix], device=self.model.device), use_cache=True)
         first = torch.log_softmax(out.logits[0].float(), dim=-1)  # the prefix's own tokens, and the first of each fill
         left_logprobs = first[:-1].gather(-1, torch.tensor(prefix[1:], device=first.device)[:, None])[:, 0].double().cpu().numpy()
-        cache = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
+        cache = [(layer.keys, layer.values) for layer in getattr(out, self.cache_keyword).layers]
         rows, cuts = [], []
         for fill in fills:
             text = left[len(head) :] + fill
@@ -347,7 +354,7 @@ class CausalLM:
                         cache.update(keys.expand(len(batch), -1, -1, -1).contiguous(), values.expand(len(batch), -1, -1, -1).contiguous(), index)
                 mask = torch.ones((len(batch), past + length), dtype=torch.long, device=ids.device)  # a batch of one takes the same kernels
                 with torch.no_grad():
-                    hidden = self.model.base_model(input_ids=ids, attention_mask=mask, past_key_values=cache).last_hidden_state if length else None
+                    hidden = self.model.base_model(input_ids=ids, attention_mask=mask, **{self.cache_keyword: cache}).last_hidden_state if length else None
                     for row, k in enumerate(batch):
                         values = self._next_logprobs(hidden[row, :-1], ids[row, 1:]) if length > 1 else torch.zeros(0)
                         if prefix is not None and length:  # the first token, after the shared prefix
