@@ -3,9 +3,10 @@
 Each command runs as a fresh process (``python -m tvrbench.cli ...``), first call and model loading
 included; the figures are read from the files it writes. Measured (issue 13):
 
-* plausible: the share of (original, contrast) pairs where the CMU trigram LM prefers the original,
-  and the median gap in nats per token (from the sidecar); a seeded sample of pairs is written for
-  a blind read (``benchmarks/results/contrast_sample.tsv``);
+* plausible: the share of (original, contrast) pairs where the default LM prefers the original,
+  and the median gap in nats per token (from the sidecar); a seeded sample of verb pairs is written
+  for a blind read (``benchmarks/results/verb_sample.tsv``; ``contrast_sample.tsv`` holds an earlier
+  version's sample with my verdicts, which docs/contrast.md cites);
 * still contrasts: coverage of the captions with a spaCy VERB; no record swaps in a WordNet synonym
   of any sense of the original verb; only the verb phrase changes;
 * fast: captions per second of the whole command and its peak memory (the child's max RSS);
@@ -13,7 +14,7 @@ included; the figures are read from the files it writes. Measured (issue 13):
 
 Writes benchmarks/results/contrast.json.
 
-    .venv/bin/python benchmarks/bench_contrast.py [--sample 50]
+    .venv/bin/python benchmarks/bench_contrast.py [--sample 50] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ def verb_checks(records: list[dict], texts: list[str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=50, help="pairs written for the blind read")
+    parser.add_argument("--keep", type=Path, help="write the runs' files (contrasts, MC split, scores) here, not in a temporary folder")
     args = parser.parse_args()
     if not MSRVTT.is_file():
         sys.exit(f"MSR-VTT sample not present: {MSRVTT}")
@@ -81,8 +83,9 @@ def main() -> None:
 
     texts = read_captions(MSRVTT).texts
     results: dict = {"captions_file": MSRVTT.name, "captions": len(texts)}
-    with tempfile.TemporaryDirectory() as work:
-        work = Path(work)
+    with tempfile.TemporaryDirectory() as temporary:
+        work = args.keep or Path(temporary)
+        work.mkdir(parents=True, exist_ok=True)
         for kind in ("gender", "verb"):
             out = work / f"{kind}.jsonl"
             run = cli("contrast", kind, "--captions", str(MSRVTT), "--out", str(out))
@@ -122,12 +125,12 @@ def main() -> None:
     rng = np.random.default_rng(13)
     sample = [records[i] for i in sorted(rng.choice(len(records), size=min(args.sample, len(records)), replace=False))]
     RESULTS.mkdir(parents=True, exist_ok=True)
-    with open(RESULTS / "contrast_sample.tsv", "w", newline="", encoding="utf-8") as out:
+    with open(RESULTS / "verb_sample.tsv", "w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out, delimiter="\t", lineterminator="\n")
         writer.writerow(["caption_id", "original", "contrast", "relation", "plausible (blind read)"])
         writer.writerows([r["caption_id"], r["original"], r["contrast"], r["details"]["relation"], ""] for r in sample)
     (RESULTS / "contrast.json").write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {RESULTS / 'contrast.json'} and {RESULTS / 'contrast_sample.tsv'} ({len(sample)} pairs to read)")
+    print(f"wrote {RESULTS / 'contrast.json'} and {RESULTS / 'verb_sample.tsv'} ({len(sample)} pairs to read)")
 
 
 if __name__ == "__main__":

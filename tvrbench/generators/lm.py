@@ -354,7 +354,8 @@ class CausalLM:
                         cache.update(keys.expand(len(batch), -1, -1, -1).contiguous(), values.expand(len(batch), -1, -1, -1).contiguous(), index)
                 mask = torch.ones((len(batch), past + length), dtype=torch.long, device=ids.device)  # a batch of one takes the same kernels
                 with torch.no_grad():
-                    hidden = self.model.base_model(input_ids=ids, attention_mask=mask, **{self.cache_keyword: cache}).last_hidden_state if length else None
+                    inputs = {"input_ids": ids, "attention_mask": mask, self.cache_keyword: cache}
+                    hidden = self.model.base_model(**inputs).last_hidden_state if length else None
                     for row, k in enumerate(batch):
                         values = self._next_logprobs(hidden[row, :-1], ids[row, 1:]) if length > 1 else torch.zeros(0)
                         if prefix is not None and length:  # the first token, after the shared prefix
