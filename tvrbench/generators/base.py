@@ -204,9 +204,11 @@ class ContrastSearch:
     of target), ``first`` in sentence order. Every candidate of a target is checked against the
     ``constraints``; the ranker orders those that pass; ``block`` of them per caption go through the
     ``filters`` in the first round, twice as many in each next one up to ``max_block``, until one
-    passes them all or ``max_tried`` have been tried. The result does not depend on the block sizes,
-    and a model filter's batches are made of one target's candidates of one round, the same in
-    every run.
+    passes them all or ``max_tried`` have been tried. With filters that judge each candidate alone
+    the result does not depend on the block sizes; a filter that compares a target's candidates
+    with each other (the verb's reads-as-real) sees them a block at a time, so there the blocks are
+    a setting. A model filter's batches are made of one target's candidates of one round, the same
+    in every run.
     """
 
     def __init__(
