@@ -110,7 +110,7 @@ def verb(
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
 ):
-    """Replace one verb phrase: candidates ranked by a language model, through Park et al.'s filters (App. A.3)."""
+    """Replace one verb phrase: verbs that fit, drawn in a seeded order, judged by a language model, through Park et al.'s filters."""
     from tvrbench.generators import verb_contrasts
     from tvrbench.generators.config import VerbConfig, load_config
 
