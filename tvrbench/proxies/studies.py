@@ -274,14 +274,15 @@ class CorrelationStudy(TablesOfJson):
 
 @dataclass(frozen=True)
 class HumanAgreement(TablesOfJson):
-    """Supp. A: the figures of :func:`human_agreement` on a kit and its annotators' rankings."""
+    """Supp. A: :func:`human_agreement` on a kit and its annotators' rankings (not ``figures``, the
+    name of the results' plotting method: this study draws none)."""
 
-    figures: dict[str, float]
+    agreement: dict[str, float]
     signature: Signature
     tables_of = staticmethod(agreement_tables)
 
     def to_json(self) -> dict:
-        return {**self.figures, "signature": str(self.signature)}
+        return {**self.agreement, "signature": str(self.signature)}
 
 
 def triplets(matrix: np.ndarray, threshold: float, per_video: int = 10, seed: int = 0) -> Iterator[tuple[int, int, int]]:
