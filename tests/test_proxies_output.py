@@ -429,17 +429,17 @@ def test_study_commands_write_plots_and_json(tmp_path):
             "proxy-study",
             "curve",
             *sum((["--matrix", m] for m in matrices), []),
-            "--plot",
-            str(tmp_path / "curve.svg"),
+            "--plots",
+            str(tmp_path / "plots"),
             "--json",
             str(tmp_path / "curve.json"),
         )
         == 0
     )
-    assert (tmp_path / "curve.svg").read_text().lstrip().startswith("<?xml")
+    assert (tmp_path / "plots" / "proxy_curve.svg").read_text().lstrip().startswith("<?xml")
     assert set(json.loads((tmp_path / "curve.json").read_text())["mean_relevant"]) == {"BoW", "PoS"}
-    assert main_exit("proxy-study", "correlation", *sum((["--matrix", m] for m in matrices), []), "--plot", str(tmp_path / "corr.png")) == 0
-    assert (tmp_path / "corr.png").read_bytes()[:4] == b"\x89PNG"
+    assert main_exit("proxy-study", "correlation", *sum((["--matrix", m] for m in matrices), []), "--plots", str(tmp_path / "plots")) == 0
+    assert (tmp_path / "plots" / "proxy_correlation.png").read_bytes()[:4] == b"\x89PNG"
     np.save(tmp_path / "S.npy", np.random.default_rng(0).normal(size=(6, 6)))
     assert (
         main_exit(
@@ -449,12 +449,14 @@ def test_study_commands_write_plots_and_json(tmp_path):
             f"model={tmp_path / 'S.npy'}",
             "--relevance",
             str(tmp_path / "pos.npy"),
-            "--plot",
-            str(tmp_path / "gmr.png"),
+            "--plots",
+            str(tmp_path / "plots"),
         )
         == 0
     )
-    assert (tmp_path / "gmr_t2v.png").is_file() and (tmp_path / "gmr_v2t.png").is_file()
+    assert {p.name for p in (tmp_path / "plots").iterdir()} == {
+        f"proxy_{stem}.{fmt}" for stem in ("curve", "correlation", "gmr_t2v", "gmr_v2t") for fmt in ("png", "svg")
+    }
     assert main_exit("proxy-study", "triplets", "--matrix", str(tmp_path / "pos.npy"), "--threshold", "0.3", "--out", str(tmp_path / "t.csv")) == 0
     assert (tmp_path / "t.csv").read_text().startswith("video_id,positive_caption_id,negative_caption_id")
     assert (
@@ -496,3 +498,23 @@ def test_study_commands_write_plots_and_json(tmp_path):
     )
     human = json.loads((tmp_path / "human.json").read_text())
     assert human["pairs"] == human["consistent_pairs"] == 30
+
+
+def test_deprecated_plot_file_still_writes_the_study_figure_as_that_file(tmp_path, capsys):
+    """``--plot FILE`` (before ``--plots DIR``) keeps working for one release, hidden, saying once what replaces it."""
+    captions = write_captions(tmp_path / "C.csv", TEXTS[:6], ["v0", "v1", "v2", "v3", "v4", "v5"])
+    assert main_exit("proxies", "--captions", str(captions), "--proxy", "bow", "--level", "video", "--out", str(tmp_path / "bow.npy")) == 0
+    capsys.readouterr()
+    assert main_exit("proxy-study", "curve", "--matrix", f"BoW={tmp_path / 'bow.npy'}", "--plot", str(tmp_path / "fig4.svg")) == 0
+    assert [line for line in capsys.readouterr().err.splitlines() if "--plot FILE" in line] == [
+        "tvrbench: --plot FILE is deprecated and goes in the next release; use --plots DIR (PNG and SVG)"
+    ]
+    assert (tmp_path / "fig4.svg").read_text().lstrip().startswith("<?xml") and not (tmp_path / "fig4.png").exists()
+    np.save(tmp_path / "S.npy", np.random.default_rng(0).normal(size=(6, 6)))
+    gmr = ("proxy-study", "gmr", "--scores", f"model={tmp_path / 'S.npy'}", "--relevance", str(tmp_path / "bow.npy"))
+    assert main_exit(*gmr, "--plot", str(tmp_path / "fig5.png")) == 0
+    assert (tmp_path / "fig5_t2v.png").is_file() and (tmp_path / "fig5_v2t.png").is_file()
+    assert main_exit(*gmr, "--plot", str(tmp_path / "fig5.pdf")) == 2
+    assert "plots are written as .png or .svg" in capsys.readouterr().err and not list(tmp_path.glob("fig5*.pdf"))
+    assert main_exit("proxy-study", "curve", "--help") == 0
+    assert "--plot " not in capsys.readouterr().out

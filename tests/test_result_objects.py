@@ -66,7 +66,7 @@ def test_mc_score_is_a_result_whose_table_is_its_json(mc_split, tmp_path):
     assert (payload["accuracy"], payload["ties"], payload["n"]) == (pytest.approx(3 / 6), pytest.approx(1 / 6), 6)
     assert result.rows == [["all", f"{payload['accuracy']:.3f}", f"{payload['ties']:.3f}", f"{payload['n']:,}"]]
     with pytest.raises(dataclasses.FrozenInstanceError):
-        result.figures = {}
+        result.outcome = {}
     write_result(result, tmp_path / "library.json", show=shown_nowhere)
     assert json.loads((tmp_path / "library.json").read_text()) == payload
     assert run(["mc", "score", "--mc", str(split), "--scores", str(scores), "--json", str(tmp_path / "cli.json")]) == 0

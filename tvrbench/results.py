@@ -9,7 +9,8 @@ A result is a frozen dataclass that has
 - ``title``, ``columns`` and ``rows`` (every cell a string), and optionally ``notes`` (lines under it): its
   table in the paper's layout, which the command line prints (:func:`tvrbench.cli.outputs.print_result`);
 - optionally ``parts``: further tables of the same result, shown under its own (Figure 8's under Table 7);
-- optionally ``figures()``: the paper's figures as ``(file stem, matplotlib figure)`` pairs.
+- optionally ``figures()``: the paper's figures as ``(file stem, matplotlib figure)`` pairs, which
+  ``--plots DIR`` writes for every command that draws (:func:`tvrbench.cli.outputs.save_figures`).
 
 So a number computed in a notebook and the one the command line wrote carry the same signature. The
 tables are views of the JSON (:class:`TablesOfJson`), so a report rebuilds them from the written file

@@ -19,7 +19,7 @@ import inspect
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 import typer
 
@@ -175,13 +175,14 @@ def write_result(
         write_json(json_out, result.to_json())
         written(json_out)
     if plots:
-        save_figures(result, plots, plot_settings)
+        save_figures(result.figures(), plots, plot_settings)
 
 
-def save_figures(result, folder: Path, plot_settings) -> None:
-    """Each of a result's figures as ``folder/STEM.png`` and ``.svg`` (stems built from data are checked)."""
+def save_figures(figures: Iterable[tuple[str, object]], folder: Path, plot_settings) -> None:
+    """Each ``(stem, figure)`` of a result's ``figures()`` as ``folder/STEM.FORMAT`` for the settings'
+    formats (PNG and SVG unless told), at their dpi; stems built from data are checked."""
     from tvrbench.io.figures import save_figure
     from tvrbench.io.outputs import name_in
 
-    for stem, figure in result.figures():
+    for stem, figure in figures:
         written(*save_figure(figure, name_in(folder, stem, "plot file name"), plot_settings.formats, plot_settings.dpi))

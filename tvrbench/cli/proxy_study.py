@@ -9,15 +9,17 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
-from tvrbench.cli.inputs import reads_captions
-from tvrbench.cli.outputs import FILE, Writes, writes
+from tvrbench.cli.inputs import PLOTS, reads_captions
+from tvrbench.cli.outputs import FILE, FOLDER, Writes, writes
+from tvrbench.errors import InputError
 from tvrbench.io.inputs import CaptionsReading, named_paths
 
 study = typer.Typer(help="Studies of Wray et al. on proxy matrices: Fig. 4 curve, Fig. 5 GMR bounds, supp. A/B, §4.3 triplets.", no_args_is_help=True)
 app.add_typer(study, name="proxy-study")
 
 VIDEO_MATRIX = typer.Option(..., "--matrix", help="Video-level proxy matrix.")
-# proxy-study gmr draws one figure per direction beside --plot.
+# --plot FILE, the option before --plots DIR: deprecated, kept for one release (_deprecated_plot); gmr's writes FILE_t2v and FILE_v2t.
+DEPRECATED_PLOT = typer.Option(None, "--plot", hidden=True, help="Deprecated: use --plots DIR.")
 GMR_PLOTS = Writes(tuple(lambda path, d=direction: path.with_name(f"{path.stem}_{d}{path.suffix}") for direction in ("t2v", "v2t")))
 
 
@@ -28,66 +30,79 @@ def _similarity(value: float) -> float:
     return value
 
 
-def _emit(result, json_out: Optional[Path]) -> None:
-    """Print the study's JSON (what scripts read from these commands) and write it to ``--json``."""
+def _plot_settings(formats=("png", "svg")):
+    """The studies' figures at 150 dpi, the resolution they have always had (FIRE's config says 200 for its own)."""
+    from tvrbench.evaluation.fire.config import PlotConfig
+
+    return PlotConfig(formats=list(formats), dpi=150)
+
+
+def _emit(result, json_out: Optional[Path], plots: Optional[Path] = None, plot: Optional[Path] = None) -> None:
+    """Print the study's JSON (what scripts read from these commands), write it to ``--json`` and its figures to ``--plots``."""
     from tvrbench.cli.outputs import write_result
 
-    write_result(result, json_out, show=lambda shown: typer.echo(json.dumps(shown.to_json(), indent=2)))
+    if plot is not None:
+        _deprecated_plot(result, plot)
+    show = lambda shown: typer.echo(json.dumps(shown.to_json(), indent=2))  # noqa: E731
+    write_result(result, json_out, plots, _plot_settings() if plots else None, show=show)
+
+
+def _deprecated_plot(result, plot: Path) -> None:
+    """``--plot FILE`` as before ``--plots DIR``, for one release: the figure as FILE, in its format only
+    (gmr's as ``FILE_t2v`` and ``FILE_v2t``)."""
+    from tvrbench.cli.outputs import save_figures
+
+    typer.echo("tvrbench: --plot FILE is deprecated and goes in the next release; use --plots DIR (PNG and SVG)", err=True)
+    fmt = plot.suffix.lower().removeprefix(".")
+    if fmt not in ("png", "svg"):
+        raise InputError(plot, "plots are written as .png or .svg")
+    renamed = ((plot.stem + stem.removeprefix(result.stem), figure) for stem, figure in result.figures())
+    save_figures(renamed, plot.parent, _plot_settings((fmt,)))
 
 
 @study.command("curve")
-@writes(plot=FILE, json_out=FILE)
+@writes(plots=FOLDER, plot=FILE, json_out=FILE)
 def study_curve(
     matrix: list[str] = typer.Option(..., "--matrix", help="NAME=M.npy (repeatable): video-level proxy matrices."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Figure (.png or .svg)."),
+    plots: Optional[Path] = PLOTS,
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the numbers as JSON."),
     steps: int = typer.Option(21, "--steps", min=2, help="Thresholds evenly spaced in [0, 1]."),
+    plot: Optional[Path] = DEPRECATED_PLOT,
 ):
-    """Fig. 4: mean number of captions with S >= T per video, as T varies."""
-    from tvrbench.proxies.studies import plot_curve
+    """Fig. 4: mean number of captions with S >= T per video, as T varies (figure proxy_curve)."""
     from tvrbench.proxies.study_files import curve_study
 
-    result = curve_study(named_paths(matrix, "--matrix"), steps)
-    if plot is not None:
-        plot_curve(result.curves, result.thresholds, plot)
-    _emit(result, json_out)
+    _emit(curve_study(named_paths(matrix, "--matrix"), steps), json_out, plots, plot)
 
 
 @study.command("gmr")
-@writes(plot=GMR_PLOTS, json_out=FILE)
+@writes(plots=FOLDER, plot=GMR_PLOTS, json_out=FILE)
 def study_gmr(
     scores: list[str] = typer.Option(..., "--scores", help="NAME=S.npy (repeatable): model scores (.npy or TREC run), captions x videos."),
     relevance: Path = typer.Option(..., "--relevance", help="Video-level SYN matrix (videos x captions) from tvrbench proxies."),
     threshold: float = typer.Option(0.8, "--threshold", callback=_similarity, help="Items with S > threshold count as equivalent."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Figure (.png or .svg), text-to-video and video-to-text side by side."),
+    plots: Optional[Path] = PLOTS,
     json_out: Optional[Path] = typer.Option(None, "--json"),
+    plot: Optional[Path] = DEPRECATED_PLOT,
 ):
-    """Fig. 5: GMR as reported and its bounds when highly similar captions count as equivalent."""
-    from tvrbench.proxies.studies import plot_gmr
+    """Fig. 5: GMR as reported and its bounds when highly similar captions count as equivalent (figures proxy_gmr_t2v, proxy_gmr_v2t)."""
     from tvrbench.proxies.study_files import gmr_study
 
-    result = gmr_study(named_paths(scores, "--scores"), relevance, threshold)
-    if plot is not None:
-        for direction in ("t2v", "v2t"):
-            plot_gmr(result.bounds, direction, plot.with_name(f"{plot.stem}_{direction}{plot.suffix}"))
-    _emit(result, json_out)
+    _emit(gmr_study(named_paths(scores, "--scores"), relevance, threshold), json_out, plots, plot)
 
 
 @study.command("correlation")
-@writes(plot=FILE, json_out=FILE)
+@writes(plots=FOLDER, plot=FILE, json_out=FILE)
 def study_correlation(
     matrix: list[str] = typer.Option(..., "--matrix", help="NAME=M.npy (repeatable), same shape."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Heat map (.png or .svg)."),
+    plots: Optional[Path] = PLOTS,
     json_out: Optional[Path] = typer.Option(None, "--json"),
+    plot: Optional[Path] = DEPRECATED_PLOT,
 ):
-    """Supp. B: mean per-video Pearson correlation between every two proxies."""
-    from tvrbench.proxies.studies import plot_correlation
+    """Supp. B: mean per-video Pearson correlation between every two proxies (heat map proxy_correlation)."""
     from tvrbench.proxies.study_files import correlation_study
 
-    result = correlation_study(named_paths(matrix, "--matrix"))
-    if plot is not None:
-        plot_correlation(result.names, result.pearson, plot)
-    _emit(result, json_out)
+    _emit(correlation_study(named_paths(matrix, "--matrix")), json_out, plots, plot)
 
 
 @study.command("human-kit")

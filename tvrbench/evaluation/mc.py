@@ -207,8 +207,8 @@ def mc_score_grid(scores: Sequence[tuple[str, str, dict]]) -> list[Table]:
     columns += list(dict.fromkeys(column for _, column, _ in scores if column not in SCORER_COLUMNS))
     rows: dict[str, dict] = {}  # row name -> {"n": instances, column: accuracy}
     for split, column, payload in scores:
-        for name, figures in [(split, payload), *((f"{split}: {subset_name(key)}", value) for key, value in _subsets(payload))]:
-            rows.setdefault(name, {"n": figures["n"]})[column] = figures["accuracy"]
+        for name, outcome in [(split, payload), *((f"{split}: {subset_name(key)}", value) for key, value in _subsets(payload))]:
+            rows.setdefault(name, {"n": outcome["n"]})[column] = outcome["accuracy"]
 
     def table(title: str, first: str, names: list[str], notes: tuple[str, ...] = ()) -> Table:
         cells = [[name, f"{rows[name]['n']:,}", *(count_or_share(rows[name][c]) if c in rows[name] else "—" for c in columns)] for name in names]
@@ -223,10 +223,13 @@ def mc_score_grid(scores: Sequence[tuple[str, str, dict]]) -> list[Table]:
 
 @dataclass(frozen=True)
 class MCScore(TablesOfJson):
-    """One scoring of an MC split: :func:`score_mc`'s figures (accuracy, ties, n, picks, subsets),
-    the blind scorer's references when it ran, and the signature of split, scores and settings."""
+    """One scoring of an MC split: :func:`score_mc`'s ``outcome`` (accuracy, ties, n, picks, subsets),
+    the blind scorer's references when it ran, and the signature of split, scores and settings.
 
-    figures: dict
+    ``outcome`` is not called ``figures``: that name is the :mod:`tvrbench.results` method that draws
+    plots, and a scoring has none (its numbers are one table; the JSON keeps them at the top level)."""
+
+    outcome: dict
     signature: Signature
     blind_reference: dict[str, int] | None = None
     tables_of = staticmethod(mc_score_tables)
@@ -234,11 +237,11 @@ class MCScore(TablesOfJson):
     @property
     def headline(self) -> dict:
         """Accuracy, tie rate and instances: what ``mc score`` prints."""
-        return {key: self.figures[key] for key in ("accuracy", "ties", "n")}
+        return {key: self.outcome[key] for key in ("accuracy", "ties", "n")}
 
     def to_json(self) -> dict:
         reference = {} if self.blind_reference is None else {"blind_reference": self.blind_reference}
-        return {**self.figures, **reference, "signature": str(self.signature)}
+        return {**self.outcome, **reference, "signature": str(self.signature)}
 
 
 def score_mc_file(
@@ -289,13 +292,13 @@ def score_mc_file(
         language_model = load_language_model(lm or AUTO)
         scores = lm_scores(instances, language_model)
         fields["lm"] = language_model.name
-    figures = score_mc(instances, scores, contrast_options, records, load_model if contrast_options else None, config.similar_fraction, saved_facts)
+    outcome = score_mc(instances, scores, contrast_options, records, load_model if contrast_options else None, config.similar_fraction, saved_facts)
     signature = Signature({
         "mc": input_digest("mc", mc_path), "scores": input_digest("scores", scores_path) if scores_path else f"scorer={scorer}", **fields,
         **({"contrast": input_digest("contrast", contrast_path)} if contrast_path else {}),
         **({"captions": captions_digest(captions)} if captions is not None else {}), "ties": "strict", "similarity": config.blind_model,
     }, ("numpy", "sentence-transformers"))  # fmt: skip
-    return MCScore(figures, signature, blind_reference)
+    return MCScore(outcome, signature, blind_reference)
 
 
 def _saved_instances(mc_path: str | Path, n: int) -> list[dict]:

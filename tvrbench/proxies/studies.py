@@ -9,7 +9,8 @@
 
 All of them read matrices in row blocks, so a memory-mapped ``.npy`` of any size works. The studies
 with figures, run on files by :mod:`tvrbench.proxies.study_files`, return the result objects defined
-here (:mod:`tvrbench.results`: JSON, signature and tables).
+here (:mod:`tvrbench.results`: JSON, signature, tables and ``figures()``, named ``stem`` or ``stem_DIRECTION``),
+so ``--plots DIR`` writes them as it writes every other result's.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from tvrbench.errors import InputError
-from tvrbench.io.figures import pyplot, save_figure
+from tvrbench.io.figures import pyplot
 from tvrbench.results import Table, TablesOfJson, count_or_share
 from tvrbench.signature import Signature
 
@@ -240,10 +241,14 @@ class CurveStudy(TablesOfJson):
     curves: dict[str, np.ndarray]
     signature: Signature
     tables_of = staticmethod(curve_tables)
+    stem: ClassVar[str] = "proxy_curve"  # its figure's name in --plots DIR; the deprecated --plot FILE puts FILE's stem in its place
 
     def to_json(self) -> dict:
         curves = {name: counts.tolist() for name, counts in self.curves.items()}
         return {"thresholds": self.thresholds.round(6).tolist(), "mean_relevant": curves, "signature": str(self.signature)}
+
+    def figures(self):
+        yield self.stem, curve_figure(self.curves, self.thresholds)
 
 
 @dataclass(frozen=True)
@@ -254,9 +259,15 @@ class GmrStudy(TablesOfJson):
     bounds: dict[str, dict[str, dict[str, float]]]
     signature: Signature
     tables_of = staticmethod(gmr_tables)
+    stem: ClassVar[str] = "proxy_gmr"
 
     def to_json(self) -> dict:
         return {"threshold": self.threshold, "gmr": self.bounds, "signature": str(self.signature)}
+
+    def figures(self):
+        """One figure per direction, ``STEM_t2v`` and ``STEM_v2t``."""
+        for direction in ("t2v", "v2t"):
+            yield f"{self.stem}_{direction}", gmr_figure(self.bounds, direction)
 
 
 @dataclass(frozen=True)
@@ -267,21 +278,26 @@ class CorrelationStudy(TablesOfJson):
     pearson: np.ndarray
     signature: Signature
     tables_of = staticmethod(correlation_tables)
+    stem: ClassVar[str] = "proxy_correlation"
 
     def to_json(self) -> dict:
         return {"names": self.names, "pearson": self.pearson.round(6).tolist(), "signature": str(self.signature)}
 
+    def figures(self):
+        yield self.stem, correlation_figure(self.names, self.pearson)
+
 
 @dataclass(frozen=True)
 class HumanAgreement(TablesOfJson):
-    """Supp. A: the figures of :func:`human_agreement` on a kit and its annotators' rankings."""
+    """Supp. A: :func:`human_agreement` on a kit and its annotators' rankings (not ``figures``, the
+    name of the results' plotting method: this study draws none)."""
 
-    figures: dict[str, float]
+    agreement: dict[str, float]
     signature: Signature
     tables_of = staticmethod(agreement_tables)
 
     def to_json(self) -> dict:
-        return {**self.figures, "signature": str(self.signature)}
+        return {**self.agreement, "signature": str(self.signature)}
 
 
 def triplets(matrix: np.ndarray, threshold: float, per_video: int = 10, seed: int = 0) -> Iterator[tuple[int, int, int]]:
@@ -298,15 +314,8 @@ def triplets(matrix: np.ndarray, threshold: float, per_video: int = 10, seed: in
                 yield rows.start + offset, int(p), int(n)
 
 
-def _save_plot(figure, path: str | Path) -> None:
-    """The figure as ``path``, PNG or SVG by its suffix (byte-stable, :mod:`tvrbench.io.figures`)."""
-    path = Path(path)
-    if path.suffix.lower() not in (".png", ".svg"):
-        raise InputError(path, "plots are written as .png or .svg")
-    save_figure(figure, path.with_suffix(""), (path.suffix[1:],), dpi=150)
-
-
-def plot_curve(curves: dict[str, np.ndarray], thresholds: Sequence[float], path: str | Path) -> None:
+def curve_figure(curves: dict[str, np.ndarray], thresholds: Sequence[float]):
+    """Fig. 4: each proxy's mean count of relevant captions per video against T (log scale)."""
     plt = pyplot()
     figure, axis = plt.subplots(figsize=(5, 3.5))
     for name, counts in curves.items():
@@ -315,10 +324,11 @@ def plot_curve(curves: dict[str, np.ndarray], thresholds: Sequence[float], path:
     axis.set_xlabel("threshold T")
     axis.set_ylabel("mean relevant captions per video")
     axis.legend()
-    _save_plot(figure, path)
+    return figure
 
 
-def plot_correlation(names: Sequence[str], values: np.ndarray, path: str | Path) -> None:
+def correlation_figure(names: Sequence[str], values: np.ndarray):
+    """Supp. B: the proxies' correlations as a heat map, each cell labelled."""
     plt = pyplot()
     figure, axis = plt.subplots(figsize=(4, 3.5))
     image = axis.imshow(values, vmin=0, vmax=1, cmap="viridis")
@@ -328,10 +338,11 @@ def plot_correlation(names: Sequence[str], values: np.ndarray, path: str | Path)
         for j in range(len(names)):
             axis.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", color="white" if values[i, j] < 0.6 else "black")
     figure.colorbar(image)
-    _save_plot(figure, path)
+    return figure
 
 
-def plot_gmr(bounds: dict[str, dict[str, dict[str, float]]], direction: str, path: str | Path) -> None:
+def gmr_figure(bounds: dict[str, dict[str, dict[str, float]]], direction: str):
+    """Fig. 5 for one direction: each model's GMR as reported, its bounds as error bars."""
     plt = pyplot()
     names = list(bounds)
     reported = np.array([bounds[n][direction]["reported"] for n in names])
@@ -341,4 +352,4 @@ def plot_gmr(bounds: dict[str, dict[str, dict[str, float]]], direction: str, pat
     axis.bar(names, reported, color="#8da0cb")
     axis.errorbar(names, reported, yerr=[reported - lower, upper - reported], fmt="none", ecolor="black", capsize=6)
     axis.set_ylabel(f"GMR ({direction})")
-    _save_plot(figure, path)
+    return figure

@@ -77,11 +77,11 @@ def human_score_study(kit: Path, rankings: Path) -> HumanAgreement:
     """Supp. A: the annotators' agreement on a kit from :func:`human_kit_study` and the proxy's with them."""
     from tvrbench.proxies.tables import read_csv
 
-    figures = human_agreement(
+    agreement = human_agreement(
         read_csv(kit, ("video_id", "caption_id", "proxy_score"), {"proxy_score": float}),
         read_csv(rankings, ("annotator", "video_id", "caption_id", "rank"), {"rank": int}),
     )
-    return HumanAgreement(figures, _signature("human-score", {"kit": kit, "rankings": rankings}, {}))
+    return HumanAgreement(agreement, _signature("human-score", {"kit": kit, "rankings": rankings}, {}))
 
 
 def human_kit_study(matrix_path: Path, captions: Captions, captions_path: Path, videos: int, seed: int) -> list[dict]:
