@@ -2,7 +2,7 @@
 
 Commands that read captions take ``--format``, ``--video-list`` and ``--trust-pickle`` through
 :func:`reads_captions`; commands that read FIRE labels take ``--fire-dataset`` (alias ``--dataset``);
-the fire commands over models take their whole input block from :mod:`tvrbench.cli.fire.inputs`.
+the commands over models (``evaluate``, the fire analyses) take their whole input block from :mod:`tvrbench.cli.models`.
 A choice lists the names of the library's registry (captions formats, similarities, label rules),
 never a copy of them. The reading itself (``NAME=PATH``, scores, FIRE dataset, relevance) is :mod:`tvrbench.io.inputs`.
 """

@@ -8,8 +8,8 @@ from typing import Optional
 import typer
 
 from tvrbench.cli.fire.group import fire
-from tvrbench.cli.fire.inputs import FIRE_REQUIRED, ModelInputs, reads_models
 from tvrbench.cli.inputs import AP, CONFIG, FIRE_DATASET_FILTER, JSON_OUT, LABEL_RULE, METRICS, TIES, read_fire_settings, split_list
+from tvrbench.cli.models import FIRE_REQUIRED, ModelInputs, reads_models
 from tvrbench.cli.outputs import FILE, write_result, writes, written
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write
