@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
-from tvrbench.cli.inputs import LANGUAGE_MODELS, reads_captions
+from tvrbench.cli.inputs import LANGUAGE_MODELS, SEED, reads_captions, seed_option
 from tvrbench.cli.outputs import Writes, beside, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
@@ -42,7 +42,7 @@ def gender(
     reading: CaptionsReading,
     captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP),
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
-    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
+    seed: Optional[int] = SEED,
     lm: Optional[str] = typer.Option(None, "--lm", help=PLAUSIBILITY_LM_HELP),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/gender.yaml)."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
@@ -67,7 +67,7 @@ def person_id(
     characters: Path = typer.Option(..., "--characters", help="CSV with columns movie,name,gender."),
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
     train_captions: Optional[Path] = typer.Option(None, "--train-captions", help="Training captions: name frequencies for the rare-ID subset."),
-    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
+    seed: Optional[int] = SEED,
     lm: Optional[str] = typer.Option(None, "--lm", help=PLAUSIBILITY_LM_HELP),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/id.yaml)."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
@@ -101,7 +101,7 @@ def verb(
         "--train-captions",
         help="Training captions: the verb-frequency filter counts in them (else the LM's unigrams), and their verbs join the pool.",
     ),
-    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
+    seed: Optional[int] = SEED,
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/verb.yaml)."),
     preset: Optional[str] = typer.Option(
         None, "--preset", help="park2022: Park et al.'s settings (T5, gpt2-xl, their thresholds; docs/contrast.md); --config and flags win."
@@ -137,7 +137,7 @@ def finetune_t5(
     out: Path = typer.Option(..., "--out", help="Folder for the fine-tuned model (written complete or not at all)."),
     model: str = typer.Option("t5-base", "--model", help="T5 model to start from, hub name or local folder."),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/finetune-t5.yaml)."),
-    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed: the same seed gives the same weights. [default: 0]"),
+    seed: Optional[int] = seed_option("Random seed: the same seed gives the same weights. [default: 0]"),
     device: Optional[str] = typer.Option(None, "--device", help=DEVICE_HELP + " [default: auto]"),
 ):
     """Fine-tune T5 on the captions with its own span corruption (or verb-phrase masking, masking:

@@ -12,21 +12,18 @@ import typer
 from rich.console import Console
 
 from tvrbench.cli import app
-from tvrbench.cli.inputs import FIRE_DATASET, ONE_TEXT_EMBEDDINGS, ONE_VIDEO_EMBEDDINGS, SIMILARITY, reads_captions
+from tvrbench.cli.inputs import AP, TIES, split_list
+from tvrbench.cli.models import ModelInputs, reads_models
 from tvrbench.cli.outputs import FILE, Writes, print_result, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
-from tvrbench.evaluation.choices import AP_VARIANTS, FUSION_POLICIES, NDCG_VARIANTS, TIE_RULES, listed
+from tvrbench.evaluation.choices import FUSION_POLICIES, NDCG_VARIANTS, listed
 from tvrbench.io.atomic import atomic_write, write_json
-from tvrbench.io.captions import Captions, read_video_ids
-from tvrbench.io.inputs import CaptionsReading, read_fire_dataset, read_score_matrix
-from tvrbench.io.relevance import load_relevance
-from tvrbench.io.scores import require_finite
-from tvrbench.io.shards import is_sharded
-from tvrbench.signature import input_digest
 
 if TYPE_CHECKING:
     from tvrbench.evaluation import EvaluationResult
+    from tvrbench.evaluation.files import EvaluationFiles
+    from tvrbench.io.captions import Captions
 
 
 def write_per_query(path: Path, result: EvaluationResult, captions: Captions) -> None:
@@ -54,33 +51,27 @@ def checkpoint_of(json_out: Path) -> Path:
 JSON_OUT = Writes((FILE.files[0], checkpoint_of), folder=lambda path: path.name.endswith(".shards"), resumes=checkpoint_of)
 
 
+# evaluate reads sharded scores too, and its one model needs no NAME=.
+SCORES_HELP = (
+    "Score matrix .npy (rows = captions, columns = videos), a TREC run, or, too big for memory, "
+    "a Zarr store or a folder of .npy row shards (docs/scaling.md)."
+)
+
+
 @app.command("evaluate")
 @writes(json_out=JSON_OUT, per_query=FILE)
-@reads_captions
+@reads_models("one_or_embeddings", fire="optional", scores_help=SCORES_HELP)
 def evaluate_command(
-    reading: CaptionsReading,
-    queries: Path = typer.Option(..., "--queries", help="Captions: CSV/TSV/JSONL with caption_id,text,video_id, or MSR-VTT's JSFUSION CSV."),
-    videos: Path = typer.Option(..., "--videos", help="One video id per line, in the column order of the scores."),
-    scores: Optional[Path] = typer.Option(
-        None,
-        "--scores",
-        help="Score matrix .npy (rows = captions, columns = videos), a TREC run, or, too big for "
-        "memory, a Zarr store or a folder of .npy row shards (docs/scaling.md).",
-    ),
-    text_embeddings: Optional[Path] = ONE_TEXT_EMBEDDINGS,
-    video_embeddings: Optional[Path] = ONE_VIDEO_EMBEDDINGS,
-    similarity: str = SIMILARITY,
+    given: ModelInputs,
     json_out: Path = typer.Option(..., "--json", help="Write {metrics, signature, n_queries[, original, delta]} here."),
-    fire: Path = typer.Option(None, "--fire", help="FIRE relevance labels (JSON)."),
-    fire_dataset: str = FIRE_DATASET,
     qrels: Path = typer.Option(None, "--qrels", help="Extra labels as TREC qrels (caption id, video id)."),
     relevance: Path = typer.Option(
         None, "--relevance", help="Graded relevance for nDCG: .npy, .npz, .zarr or .parquet (a proxy from `tvrbench proxies`)."
     ),
     metrics: str = typer.Option(None, "--metrics", help="Comma-separated, e.g. C@1,C@5,C@10,R@5,P@5,AP,MdR,MnR,GMR,nDCG,Judged@10."),
     ndcg: str = typer.Option(None, "--ndcg", help=f"nDCG variant: {listed(NDCG_VARIANTS)}."),
-    ap: str = typer.Option(None, "--ap", help=f"AP variant: {listed(AP_VARIANTS)} (fire: the top 20, as the FIRE code)."),
-    ties: str = typer.Option(None, "--ties", help=f"Equal scores: {listed(TIE_RULES)}."),
+    ap: str = AP,
+    ties: str = TIES,
     fusion: str = typer.Option(None, "--fusion", help=f"Labels over a proxy: {listed(FUSION_POLICIES)}."),
     per_query: Path = typer.Option(None, "--per-query", help="Also write every per-caption value as CSV."),
     config: Path = typer.Option(None, "--config", help="Settings YAML (see configs/evaluate.yaml); flags win."),
@@ -94,73 +85,43 @@ def evaluate_command(
     the original pairs only, and the difference. The JSON carries a signature of every setting.
     """
     from tvrbench.config import load_settings
-    from tvrbench.evaluation import Judgments, evaluate  # numba and scipy: imported once the command runs
-    from tvrbench.evaluation.ranking import NonFiniteScores
     from tvrbench.evaluation.settings import EvaluateSettings
 
-    settings = load_settings(
-        EvaluateSettings,
-        config,
-        metrics=None if metrics is None else [m.strip() for m in metrics.split(",") if m.strip()],
-        ndcg=ndcg,
-        ap=ap,
-        ties=ties,
-        fusion=fusion,
-    )
-    embedded = text_embeddings is not None or video_embeddings is not None
-    if embedded == (scores is not None) or embedded and None in (text_embeddings, video_embeddings):
-        raise InputError(None, "give --scores, or --text-embeddings and --video-embeddings")
-    sharded = embedded or is_sharded(scores)  # read (or computed) shard by shard, here or on a cluster
-    if (workers or scheduler) and not sharded:  # refused before anything is read
-        raise InputError(scores, "--workers/--scheduler evaluate sharded scores (a Zarr store or a folder of .npy row shards)")
-    captions = reading.read(queries)
-    video_ids = read_video_ids(videos)
-    files = {"queries_file": input_digest("queries", queries), "videos_file": input_digest("videos", videos)}  # queries, videos: the engine's counts
-    if embedded:
-        from tvrbench.evaluation.embeddings import read_embedding_scores
-
-        matrix = read_embedding_scores(text_embeddings, video_embeddings, similarity, len(captions), len(video_ids))
-        fields = files  # the engine signs the embeddings' digests and the similarity
-    else:
-        model = read_score_matrix(scores, captions.caption_ids, video_ids, check_finite=False, sharded=True)  # the ranking pass checks every cell
-        matrix, fields = model.values, {**files, "scores": model.digest}
-    fire_labels = None
-    if fire is not None:
-        fire_labels = read_fire_dataset(fire, captions, fire_dataset)
-        fields["fire"], fields["fire_dataset"] = input_digest("fire", fire), "+".join(fire_labels.datasets())
-    qrels_labels = None
-    if qrels is not None:
-        from tvrbench.io.trec import read_qrels
-
-        qrels_labels = read_qrels(qrels)
-        fields["qrels"] = input_digest("qrels", qrels)
-    judgments = Judgments.build(captions, video_ids, fire=fire_labels, qrels=qrels_labels, videos_source=str(videos))
-    relevance_matrix = None
-    if relevance is not None:
-        relevance_matrix, fields["proxy"] = load_relevance(relevance, matrix.shape, captions, video_ids)
-    checkpoint = checkpoint_of(json_out) if sharded else None
-    try:
-        with dask_client(workers, scheduler) as client:
-            result = evaluate(
-                matrix,
-                judgments,
-                metrics=settings.metrics,
-                ties=settings.ties,
-                ap=settings.ap,
-                ndcg=settings.ndcg,
-                relevance=relevance_matrix,
-                fusion=settings.fusion,
-                signature_fields=fields,
-                client=client,
-                checkpoint=checkpoint,
-            )
-    except NonFiniteScores:
-        require_finite(scores or text_embeddings, matrix)  # names the first bad cell
-        raise
+    settings = load_settings(EvaluateSettings, config, metrics=split_list(metrics), ndcg=ndcg, ap=ap, ties=ties, fusion=fusion)
+    files = evaluation_files(given, qrels, relevance)
+    if (workers or scheduler) and not files.sharded:  # refused before anything is read
+        raise InputError(files.scores, "--workers/--scheduler evaluate sharded scores (a Zarr store or a folder of .npy row shards)")
+    inputs = files.read()
+    checkpoint = checkpoint_of(json_out) if files.sharded else None
+    with dask_client(workers, scheduler) as client:
+        result = inputs.evaluate(settings, client, checkpoint)
     write_json(json_out, result.to_json())
     if checkpoint is not None:
         shutil.rmtree(checkpoint, ignore_errors=True)
     if per_query is not None:
-        write_per_query(per_query, result, captions)
+        write_per_query(per_query, result, inputs.captions)
     print_result(result)
     Console().print(f"signature: {result.signature}", soft_wrap=True, highlight=False)
+
+
+def evaluation_files(given: ModelInputs, qrels: Optional[Path], relevance: Optional[Path]) -> EvaluationFiles:
+    """The files ``evaluate`` reads. Its one model needs no name: ``--scores`` and the embeddings are paths, never ``NAME=PATH``."""
+    from tvrbench.evaluation.files import EvaluationFiles
+
+    def first(paths: list[str]) -> Optional[Path]:
+        return Path(paths[0]) if paths else None
+
+    models = given.embeddings
+    return EvaluationFiles(
+        queries=given.queries,
+        videos=given.videos,
+        scores=first(given.scores),
+        text_embeddings=first(models.text),
+        video_embeddings=first(models.video),
+        similarity=models.similarity,
+        fire=given.fire,
+        fire_dataset=given.dataset,
+        qrels=qrels,
+        relevance=relevance,
+        reading=given.reading,
+    )

@@ -2,7 +2,7 @@
 
 Commands that read captions take ``--format``, ``--video-list`` and ``--trust-pickle`` through
 :func:`reads_captions`; commands that read FIRE labels take ``--fire-dataset`` (alias ``--dataset``);
-the fire commands over models take their whole input block from :mod:`tvrbench.cli.fire.inputs`.
+the commands over models (``evaluate``, the fire analyses) take their whole input block from :mod:`tvrbench.cli.models`.
 A choice lists the names of the library's registry (captions formats, similarities, label rules),
 never a copy of them. The reading itself (``NAME=PATH``, scores, FIRE dataset, relevance) is :mod:`tvrbench.io.inputs`.
 """
@@ -20,6 +20,7 @@ import numpy as np
 import typer
 
 from tvrbench.errors import InputError
+from tvrbench.evaluation.choices import AP_VARIANTS, TIE_RULES, listed
 from tvrbench.evaluation.embeddings import SIMILARITIES
 from tvrbench.evaluation.fire.pairs import RULES as LABEL_RULES
 from tvrbench.io.captions import FORMATS as CAPTIONS_FORMATS
@@ -43,7 +44,18 @@ SIMILARITY = typer.Option("dot", "--similarity", help=f"Scores from embeddings: 
 LABEL_RULE = typer.Option(None, "--rule", help=f"Label rule: {', '.join(LABEL_RULES)} (default: file).")
 METRICS = typer.Option(None, "--metrics", help="Comma-separated engine metrics [default: C@1,C@5,C@10,AP].")
 BOOTSTRAP_METRICS = typer.Option(None, "--metrics", help="Comma-separated metrics [default: C@1,C@5,C@10].")
-SEED = typer.Option(None, "--seed", min=0, help="Random seed [default: 0].")
+
+
+def seed_option(help: str = "Random seed. [default: 0]", default: Optional[int] = None):
+    """``--seed``, declared once (never negative: numpy refuses it); a seed that means something else
+    says so in its own ``help``. ``None`` lets a config file's seed stand, so the help names the default."""
+    return typer.Option(default, "--seed", min=0, help=help)
+
+
+SEED = seed_option()
+# The engine's ranking settings, shared by ``evaluate`` and ``fire compare`` (the defaults: the first choice).
+TIES = typer.Option(None, "--ties", help=f"Equal scores: {listed(TIE_RULES)} (default: {TIE_RULES[0]}).")
+AP = typer.Option(None, "--ap", help=f"AP variant: {listed(AP_VARIANTS)} (default: {AP_VARIANTS[0]}; fire: the top 20, as the FIRE code).")
 CONFIG = typer.Option(None, "--config", help="YAML settings (a copy of configs/fire.yaml).")
 JSON_OUT = typer.Option(None, "--json", help="Write the results as JSON here.")
 PLOTS = typer.Option(None, "--plots", help="Write the figure(s) as PNG and SVG into this folder.")

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
-from tvrbench.cli.inputs import LANGUAGE_MODELS, reads_captions
+from tvrbench.cli.inputs import LANGUAGE_MODELS, SEED, reads_captions, seed_option
 from tvrbench.cli.outputs import FILE, beside, writes
 from tvrbench.evaluation.mc import SCORERS
 from tvrbench.generators import MC_KINDS
@@ -35,7 +35,7 @@ def build(
     out: Path = typer.Option(..., "--out", help="MC TSV (clip, ending0..ending4, label); settings go to OUT.json."),
     contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records (JSONL) of --kind, for gender / verb / id."),
     same_movie: bool = typer.Option(False, "--same-movie", help="Negatives from other clips of the same movie (LSMDC)."),
-    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed. [default: 0]"),
+    seed: Optional[int] = SEED,
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/mc.yaml)."),
 ):
     """5 options, 1 positive; a contrast MC swaps one random negative for a contrast of the positive."""
@@ -94,7 +94,7 @@ def audit(
     mc_path: Path = typer.Option(..., "--mc", help="MC TSV whose sidecar (OUT.json) names the contrast options."),
     reference: Optional[Path] = typer.Option(None, "--reference", help="Another contrast MC TSV, audited beside it (e.g. a human-written split)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Result JSON: every figure of both splits, signature."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the pair orientations and the folds."),
+    seed: int = seed_option("Seed of the pair orientations and the folds.", default=0),
     lm: str = typer.Option("auto", "--lm", help=f"Language model of the LM preference and the lm scorer: {LANGUAGE_MODELS}."),
 ):
     """Can the contrast be told from the positive by text alone? Hypothesis-only baseline, substitute words, LM preference, text-only scorers."""

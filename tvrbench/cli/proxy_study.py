@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
-from tvrbench.cli.inputs import PLOTS, reads_captions
+from tvrbench.cli.inputs import PLOTS, reads_captions, seed_option
 from tvrbench.cli.outputs import FILE, FOLDER, Writes, writes
 from tvrbench.errors import InputError
 from tvrbench.io.inputs import CaptionsReading, named_paths
@@ -18,6 +18,7 @@ study = typer.Typer(help="Studies of Wray et al. on proxy matrices: Fig. 4 curve
 app.add_typer(study, name="proxy-study")
 
 VIDEO_MATRIX = typer.Option(..., "--matrix", help="Video-level proxy matrix.")
+STUDY_SEED = seed_option("Random seed.", default=0)  # the studies have no config file to hold a seed
 # --plot FILE, the option before --plots DIR: deprecated, kept for one release (_deprecated_plot); gmr's writes FILE_t2v and FILE_v2t.
 DEPRECATED_PLOT = typer.Option(None, "--plot", hidden=True, help="Deprecated: use --plots DIR.")
 GMR_PLOTS = Writes(tuple(lambda path, d=direction: path.with_name(f"{path.stem}_{d}{path.suffix}") for direction in ("t2v", "v2t")))
@@ -114,7 +115,7 @@ def study_human_kit(
     captions: Path = typer.Option(..., "--captions", help="The captions file the matrix was built from."),
     out: Path = typer.Option(..., "--out", help="Kit CSV: video_id, presented, caption_id, text, slot, proxy_score."),
     videos: int = typer.Option(100, "--videos", min=1),
-    seed: int = typer.Option(0, "--seed", min=0),
+    seed: int = STUDY_SEED,
 ):
     """Supp. A: 5 captions per sampled video (most, quartiles, least) for annotators to order.
 
@@ -148,7 +149,7 @@ def study_triplets(
     threshold: float = typer.Option(..., "--threshold", callback=_similarity, help="Positives: S >= T; negatives: S < T."),
     out: Path = typer.Option(..., "--out", help="CSV video_id, positive_caption_id, negative_caption_id."),
     per_video: int = typer.Option(10, "--per-video", min=1),
-    seed: int = typer.Option(0, "--seed", min=0),
+    seed: int = STUDY_SEED,
 ):
     """§4.3: training triplets thresholded on semantic similarity."""
     from tvrbench.proxies.study_files import triplets_study

@@ -15,6 +15,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "embeddings": ("EmbeddingScores", "embedding_scores"),
         "choices": ("AP_VARIANTS", "FUSION_POLICIES", "NDCG_VARIANTS", "TIE_RULES"),
         "engine": ("EvaluationResult", "EvaluationRun", "evaluate", "evaluation_result"),
+        "files": ("EvaluationFiles", "EvaluationInputs"),
         "labels": ("Judgments",),
         "metrics": ("DEFAULT_METRICS", "Composite", "Metric", "RankedQueries", "parse_metric"),
         "ranking": ("rank_top_k", "target_ranks"),

@@ -5,7 +5,7 @@ the paper's figure as PNG and SVG. Models are given as ``--scores NAME=PATH`` (a
 matrix or a TREC run, named as :mod:`tvrbench.io.inputs` says). Each command reads its inputs, calls
 its analysis in :mod:`tvrbench.evaluation.fire` and writes its result; the commands are grouped by
 family: :mod:`.tables`, :mod:`.samples`, :mod:`.queries`, and the ``labels`` conversions; those over
-models take their input block from one decorator, :func:`.inputs.reads_models`.
+models take their input block from one decorator, :func:`tvrbench.cli.models.reads_models`.
 """
 
 # isort: off

@@ -9,8 +9,8 @@ import numpy as np
 import typer
 
 from tvrbench.cli.fire.group import fire
-from tvrbench.cli.fire.inputs import FIRE_REQUIRED
 from tvrbench.cli.inputs import CONFIG, FIRE_DATASET_FILTER, LABEL_RULE, read_fire_settings, reads_captions
+from tvrbench.cli.models import FIRE_REQUIRED
 from tvrbench.cli.outputs import FILE, writes, written
 from tvrbench.io.inputs import CaptionsReading
 

@@ -8,8 +8,8 @@ from typing import Optional
 import typer
 
 from tvrbench.cli.fire.group import fire
-from tvrbench.cli.fire.inputs import FIRE_FILE, QUERIES, ModelInputs, reads_models
 from tvrbench.cli.inputs import CONFIG, FIRE_DATASET, JSON_OUT, PLOTS, read_fire_settings, read_inputs, reads_captions
+from tvrbench.cli.models import FIRE_FILE, QUERIES, ModelInputs, reads_models
 from tvrbench.cli.outputs import FILE, FOLDER, write_result, writes
 from tvrbench.errors import InputError
 from tvrbench.io.inputs import CaptionsReading

@@ -8,8 +8,8 @@ from typing import Optional
 import typer
 
 from tvrbench.cli.fire.group import fire
-from tvrbench.cli.fire.inputs import ModelInputs, reads_models
 from tvrbench.cli.inputs import BOOTSTRAP_METRICS, CONFIG, JSON_OUT, PLOTS, SEED, read_fire_settings, split_list
+from tvrbench.cli.models import ModelInputs, reads_models
 from tvrbench.cli.outputs import FILE, FOLDER, write_result, writes, written
 
 

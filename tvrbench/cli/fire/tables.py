@@ -8,11 +8,10 @@ from typing import Optional
 import typer
 
 from tvrbench.cli.fire.group import fire
-from tvrbench.cli.fire.inputs import FIRE_REQUIRED, ModelInputs, reads_models
-from tvrbench.cli.inputs import CONFIG, FIRE_DATASET_FILTER, JSON_OUT, LABEL_RULE, METRICS, read_fire_settings, split_list
+from tvrbench.cli.inputs import AP, CONFIG, FIRE_DATASET_FILTER, JSON_OUT, LABEL_RULE, METRICS, TIES, read_fire_settings, split_list
+from tvrbench.cli.models import FIRE_REQUIRED, ModelInputs, reads_models
 from tvrbench.cli.outputs import FILE, write_result, writes, written
 from tvrbench.errors import InputError
-from tvrbench.evaluation.choices import AP_VARIANTS, TIE_RULES, listed
 from tvrbench.io.atomic import atomic_write
 
 
@@ -39,8 +38,8 @@ def agreement(
 def compare(
     given: ModelInputs,
     metrics: Optional[str] = METRICS,
-    ties: Optional[str] = typer.Option(None, "--ties", help=f"Equal scores: {listed(TIE_RULES)} (default: {TIE_RULES[0]})."),
-    ap: Optional[str] = typer.Option(None, "--ap", help=f"AP variant: {listed(AP_VARIANTS)} (default: {AP_VARIANTS[0]})."),
+    ties: Optional[str] = TIES,
+    ap: Optional[str] = AP,
     config: Optional[Path] = CONFIG,
     json_out: Optional[Path] = JSON_OUT,
     csv_out: Optional[Path] = typer.Option(None, "--csv", help="Write metric,model,with_fire,original,delta rows here."),

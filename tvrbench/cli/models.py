@@ -1,4 +1,4 @@
-"""The input block of the fire commands over models, declared once (:func:`reads_models`):
+"""The input block of the commands over models (``evaluate``, the fire analyses), declared once (:func:`reads_models`):
 ``--queries``, ``--videos``, the models as ``--scores`` (or embeddings), ``--fire`` and
 ``--fire-dataset``, with the captions options of :func:`tvrbench.cli.inputs.reads_captions`."""
 
@@ -62,8 +62,9 @@ def _many_or_embeddings(scores: Optional[list[str]], text_embeddings: Optional[l
 
 
 def _one_or_embeddings(scores: Optional[str], text_embeddings: Optional[str], video_embeddings: Optional[str], similarity: str):
-    """One model: a score file, or one pair of embeddings, not both."""
-    if (text_embeddings is not None or video_embeddings is not None) == (scores is not None):
+    """One model: a score file, or one pair of embeddings (both files), not both."""
+    embedded = text_embeddings is not None or video_embeddings is not None
+    if embedded == (scores is not None) or embedded and None in (text_embeddings, video_embeddings):
         raise InputError(None, "give --scores, or --text-embeddings and --video-embeddings")
     return [scores] if scores else [], Embeddings(
         [text_embeddings] if text_embeddings else [], [video_embeddings] if video_embeddings else [], similarity
