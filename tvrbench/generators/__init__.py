@@ -43,8 +43,9 @@ def gender_contrasts(captions: Captions, out: str | Path, config: GenderConfig =
 
 
 def verb_contrasts(captions: Captions, out: str | Path, config: VerbConfig = VerbConfig(), train_captions: Captions | None = None, client=None):
-    """Verb-phrase contrasts (an offline pool, or T5), ranked by a language model, through Park et al.'s
-    four filters; (records, ContrastRun). ``client``: a Dask client to run the chunks on."""
+    """Verb-phrase contrasts (an offline pool, or T5): the verbs that fit, drawn in a seeded order and
+    judged by a language model, through Park et al.'s filters; (records, ContrastRun). ``client``: a
+    Dask client to run the chunks on."""
     check_texts(captions)  # before the training captions are parsed
     return run_contrasts(VerbContrasts(config, train_captions), captions, out, client)
 
