@@ -61,8 +61,10 @@ class CaptionVerbs:
 
 
 class WordNetVerbs:
-    """The offline pool: antonyms, sister terms, domain verbs, the collection's verbs and the verbs seen
-    with the original's object ("attested"); never synonyms, never another verb of the same caption."""
+    """The offline pool, by ``config.relations``: antonyms, the collection's verbs, the verbs seen with the
+    original's object or preposition ("attested"), the verbs a language model expects where the verb
+    stands ("lm"), and on request sister terms, domain and frequent verbs; never synonyms, never
+    another verb of the same caption."""
 
     name = "wordnet"
 
