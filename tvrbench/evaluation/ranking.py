@@ -34,6 +34,8 @@ Items without a label count as relevance 0.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 from scipy import sparse
@@ -399,142 +401,174 @@ def _prepare_columns(scores, col_ptr, col_pos, column_scores, column_sorted, col
         _prepare(scores[:, column], col_ptr[column], col_ptr[column + 1], col_pos, column_scores, column_sorted, column_order)
 
 
-@numba.njit(cache=True, parallel=True)
-def _scan_chunks(
-    scores,
-    row_ptr,
-    row_pos,
-    row_gain,
-    col_ptr,
-    col_pos,
-    tie_code,
-    cutoff,
-    row_ranks,
-    row_scores,
-    row_sorted,
-    row_order,
-    row_above,
-    row_tied_before,
-    row_tied_total,
-    column_sorted,
-    column_order,
-    column_above,
-    column_tied_before,
-    column_tied_total,
-    screens,
-    out_of_play,
-    above_lowest,
-    non_finite,
-):
-    """Each thread owns a range of rows: it ranks their targets and keeps its own column counts."""
-    n_rows = scores.shape[0]
-    n_chunks = non_finite.shape[0]
-    columns = col_pos.shape[0] > 0
-    for chunk in numba.prange(n_chunks):
-        infinity = np.full(1, np.inf, scores.dtype)[0]  # typed as the scores: the sweep stays in float32
-        screen = screens[chunk]
-        above = column_above[chunk]
-        tied_before = column_tied_before[chunk]
-        tied_total = column_tied_total[chunk]
-        play = out_of_play[chunk]
-        lowest_above = above_lowest[chunk]
-        # Buffers of this thread, made inside the threads' loop (where they start no parallel region).
-        reached = np.zeros(-(-scores.shape[1] // 8) * 8, np.uint8)  # whole words: the tail stays 0
-        words = reached.view(np.uint64)
-        capacity = _HIT_BATCH + scores.shape[1] if columns else 0  # a batch, then one more row
-        hit_value = np.empty(capacity, scores.dtype)
-        hit_row = np.empty(capacity, np.int32)
-        hit_column = np.empty(capacity, np.int32)
-        sorted_value = np.empty(capacity, scores.dtype)
-        sorted_row = np.empty(capacity, np.int32)
-        column_end = np.empty(scores.shape[1] + 1, np.int64)
-        n_hits = 0
-        bad = 0
-        first_row, last_row = chunk * n_rows // n_chunks, (chunk + 1) * n_rows // n_chunks
-        # The targets' scores first: these loads then overlap, where read at the start of each row's
-        # sweep each one stalled it.
-        for row in range(first_row, last_row):
-            for t in range(row_ptr[row], row_ptr[row + 1]):
-                row_scores[t] = scores[row, row_pos[t]]
-        for row in range(first_row, last_row):
-            line = scores[row]
-            start, stop = row_ptr[row], row_ptr[row + 1]
-            flagged = np.int32(0)  # cells of the row that reach their column's screen
-            if stop - start <= _COUNTED_ROW_TARGETS:  # the common case: one sweep does all
-                tied = False
-                for t in range(start, max(stop, start + 1)):
-                    value = row_scores[t] if t < stop else infinity  # no target: checks only
-                    # ``watch`` as a constant gives each case a loop of its own: a flag read in the loop
-                    # cost the rows' pass 10%.
-                    if columns and t == start:
-                        greater, at_least, bad_cells, flagged = _sweep(line, value, screen, reached, True)
-                    else:
-                        greater, at_least, bad_cells, _ = _sweep(line, value, screen, reached, False)
-                    if t < stop:
-                        row_ranks[t] = 1.0 + greater
-                        tied |= at_least - greater > 1  # another cell has the target's score
-                bad += bad_cells
-                if tied:
-                    _rank_line_exactly(
-                        line,
-                        start,
-                        stop,
-                        start + row,
-                        row_pos,
-                        row_scores,
-                        row_sorted,
-                        row_order,
-                        row_gain,
-                        row_above,
-                        row_tied_before,
-                        row_tied_total,
-                        tie_code,
-                        row_ranks,
-                    )
-            else:
-                lowest = _prepare(line, start, stop, row_pos, row_scores, row_sorted, row_order)
-                bad += _screen_row(line, start, stop, start + row, lowest, row_pos, row_sorted, row_order, row_above, row_tied_before, row_tied_total)
-                _finish(
+class _Scan(NamedTuple):
+    """The inputs, outputs and counts of ``_scan_chunks``, passed as one argument.
+
+    Written once here rather than as two lists of 24 arguments (the kernel's and its call's) that had to
+    stay in step. Numba takes a named tuple as a tuple of its fields: reading ``scan.row_ranks`` is as
+    cheap as an argument. ``_rank_pass`` makes it; the arrays the scan writes are read there afterwards.
+    """
+
+    scores: np.ndarray
+    row_ptr: np.ndarray  # CSR of the row targets: a row's targets are row_pos[row_ptr[row]:row_ptr[row + 1]]
+    row_pos: np.ndarray
+    row_gain: np.ndarray
+    col_ptr: np.ndarray  # CSR of the column targets, as above
+    col_pos: np.ndarray
+    tie_code: int
+    cutoff: bool
+    row_ranks: np.ndarray  # the row targets' ranks, then the rows' working arrays
+    row_scores: np.ndarray
+    row_sorted: np.ndarray
+    row_order: np.ndarray
+    row_above: np.ndarray
+    row_tied_before: np.ndarray
+    row_tied_total: np.ndarray
+    column_sorted: np.ndarray  # the column targets' scores sorted, and their order (from _prepare_columns)
+    column_order: np.ndarray
+    column_above: np.ndarray  # counts of each thread (chunk) for the column targets, summed afterwards
+    column_tied_before: np.ndarray
+    column_tied_total: np.ndarray
+    screens: np.ndarray  # per chunk and column: the score a cell must reach to matter to the column
+    out_of_play: np.ndarray
+    above_lowest: np.ndarray
+    non_finite: np.ndarray  # per chunk: the NaN or infinite cells met
+
+
+@numba.njit(cache=True)
+def _scan_chunk(scan, chunk):
+    """The rows of thread ``chunk``: ranks their targets and counts, in the thread's own rows of
+    ``scan.column_above`` and the like, the cells above the column targets."""
+    n_rows = scan.scores.shape[0]
+    n_chunks = scan.non_finite.shape[0]
+    columns = scan.col_pos.shape[0] > 0
+    infinity = np.full(1, np.inf, scan.scores.dtype)[0]  # typed as the scores: the sweep stays in float32
+    screen = scan.screens[chunk]
+    above = scan.column_above[chunk]
+    tied_before = scan.column_tied_before[chunk]
+    tied_total = scan.column_tied_total[chunk]
+    play = scan.out_of_play[chunk]
+    lowest_above = scan.above_lowest[chunk]
+    # Buffers of this thread, made in the thread (serial code here: they start no parallel region).
+    reached = np.zeros(-(-scan.scores.shape[1] // 8) * 8, np.uint8)  # whole words: the tail stays 0
+    words = reached.view(np.uint64)
+    capacity = _HIT_BATCH + scan.scores.shape[1] if columns else 0  # a batch, then one more row
+    hit_value = np.empty(capacity, scan.scores.dtype)
+    hit_row = np.empty(capacity, np.int32)
+    hit_column = np.empty(capacity, np.int32)
+    sorted_value = np.empty(capacity, scan.scores.dtype)
+    sorted_row = np.empty(capacity, np.int32)
+    column_end = np.empty(scan.scores.shape[1] + 1, np.int64)
+    n_hits = 0
+    bad = 0
+    first_row, last_row = chunk * n_rows // n_chunks, (chunk + 1) * n_rows // n_chunks
+    # The targets' scores first: these loads then overlap, where read at the start of each row's
+    # sweep each one stalled it.
+    for row in range(first_row, last_row):
+        for t in range(scan.row_ptr[row], scan.row_ptr[row + 1]):
+            scan.row_scores[t] = scan.scores[row, scan.row_pos[t]]
+    for row in range(first_row, last_row):
+        line = scan.scores[row]
+        start, stop = scan.row_ptr[row], scan.row_ptr[row + 1]
+        flagged = np.int32(0)  # cells of the row that reach their column's screen
+        if stop - start <= _COUNTED_ROW_TARGETS:  # the common case: one sweep does all
+            tied = False
+            for t in range(start, max(stop, start + 1)):
+                value = scan.row_scores[t] if t < stop else infinity  # no target: checks only
+                # ``watch`` as a constant gives each case a loop of its own: a flag read in the loop
+                # cost the rows' pass 10%.
+                if columns and t == start:
+                    greater, at_least, bad_cells, flagged = _sweep(line, value, screen, reached, True)
+                else:
+                    greater, at_least, bad_cells, _ = _sweep(line, value, screen, reached, False)
+                if t < stop:
+                    scan.row_ranks[t] = 1.0 + greater
+                    tied |= at_least - greater > 1  # another cell has the target's score
+            bad += bad_cells
+            if tied:
+                _rank_line_exactly(
+                    line,
                     start,
                     stop,
                     start + row,
-                    row_scores,
-                    row_gain,
-                    row_pos,
-                    row_order,
-                    row_above,
-                    row_tied_before,
-                    row_tied_total,
-                    tie_code,
-                    row_ranks,
+                    scan.row_pos,
+                    scan.row_scores,
+                    scan.row_sorted,
+                    scan.row_order,
+                    scan.row_gain,
+                    scan.row_above,
+                    scan.row_tied_before,
+                    scan.row_tied_total,
+                    scan.tie_code,
+                    scan.row_ranks,
                 )
-                if columns:
-                    flagged = _sweep(line, infinity, screen, reached, True)[3]
-            if flagged:
-                n_hits = _collect(line, row, reached, words, flagged, hit_value, hit_row, hit_column, n_hits)
-            if n_hits > _HIT_BATCH or row == last_row - 1:
-                _visit_hits(
-                    n_hits,
-                    hit_value,
-                    hit_row,
-                    hit_column,
-                    sorted_value,
-                    sorted_row,
-                    column_end,
-                    col_ptr,
-                    col_pos,
-                    column_sorted,
-                    column_order,
-                    above,
-                    tied_before,
-                    tied_total,
-                    screen,
-                    play,
-                    lowest_above,
-                    cutoff,
-                )
-                n_hits = 0
-        non_finite[chunk] = bad
+        else:
+            lowest = _prepare(line, start, stop, scan.row_pos, scan.row_scores, scan.row_sorted, scan.row_order)
+            bad += _screen_row(
+                line,
+                start,
+                stop,
+                start + row,
+                lowest,
+                scan.row_pos,
+                scan.row_sorted,
+                scan.row_order,
+                scan.row_above,
+                scan.row_tied_before,
+                scan.row_tied_total,
+            )
+            _finish(
+                start,
+                stop,
+                start + row,
+                scan.row_scores,
+                scan.row_gain,
+                scan.row_pos,
+                scan.row_order,
+                scan.row_above,
+                scan.row_tied_before,
+                scan.row_tied_total,
+                scan.tie_code,
+                scan.row_ranks,
+            )
+            if columns:
+                flagged = _sweep(line, infinity, screen, reached, True)[3]
+        if flagged:
+            n_hits = _collect(line, row, reached, words, flagged, hit_value, hit_row, hit_column, n_hits)
+        if n_hits > _HIT_BATCH or row == last_row - 1:
+            _visit_hits(
+                n_hits,
+                hit_value,
+                hit_row,
+                hit_column,
+                sorted_value,
+                sorted_row,
+                column_end,
+                scan.col_ptr,
+                scan.col_pos,
+                scan.column_sorted,
+                scan.column_order,
+                above,
+                tied_before,
+                tied_total,
+                screen,
+                play,
+                lowest_above,
+                scan.cutoff,
+            )
+            n_hits = 0
+    scan.non_finite[chunk] = bad
+
+
+@numba.njit(cache=True, parallel=True)
+def _scan_chunks(scan):
+    """Each thread owns a range of rows: it ranks their targets and keeps its own column counts.
+
+    The loop's body is a function of its own: in a ``prange`` body numba loses the writes made
+    through a named tuple's fields (numba issues 7135 and 10338, seen in 0.68.1); through a call they land.
+    """
+    for chunk in numba.prange(scan.non_finite.shape[0]):
+        _scan_chunk(scan, chunk)
 
 
 @numba.njit(cache=True, parallel=True)
@@ -580,27 +614,36 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
     """
     n_rows, n_columns = scores.shape
     n_row_targets, n_column_targets = row_pos.shape[0], col_pos.shape[0]
-    row_ranks = np.empty(n_row_targets, np.float64)
-    row_scores = np.empty(n_row_targets, scores.dtype)
-    row_sorted = np.empty(n_row_targets, scores.dtype)
-    row_order = np.empty(n_row_targets, np.int32)
-    row_above = np.zeros(n_row_targets + n_rows, np.int32)
-    row_tied_before = np.zeros(n_row_targets, np.int32)
-    row_tied_total = np.zeros(n_row_targets, np.int32)
+    scan = _Scan(
+        scores=scores,
+        row_ptr=row_ptr,
+        row_pos=row_pos,
+        row_gain=row_gain,
+        col_ptr=col_ptr,
+        col_pos=col_pos,
+        tie_code=tie_code,
+        cutoff=cutoff,
+        row_ranks=np.empty(n_row_targets, np.float64),
+        row_scores=np.empty(n_row_targets, scores.dtype),
+        row_sorted=np.empty(n_row_targets, scores.dtype),
+        row_order=np.empty(n_row_targets, np.int32),
+        row_above=np.zeros(n_row_targets + n_rows, np.int32),
+        row_tied_before=np.zeros(n_row_targets, np.int32),
+        row_tied_total=np.zeros(n_row_targets, np.int32),
+        column_sorted=np.empty(n_column_targets, scores.dtype),
+        column_order=np.empty(n_column_targets, np.int32),
+        column_above=np.zeros((n_chunks, n_column_targets + n_columns), np.int32),
+        column_tied_before=np.zeros((n_chunks, n_column_targets), np.int32),
+        column_tied_total=np.zeros((n_chunks, n_column_targets), np.int32),
+        screens=np.empty((n_chunks, n_columns), scores.dtype),
+        out_of_play=np.zeros((n_chunks, n_columns), np.int64),
+        above_lowest=np.zeros((n_chunks, n_columns), np.int64),
+        non_finite=np.zeros(n_chunks, np.int64),
+    )
     column_ranks = np.empty(n_column_targets, np.float64)
     column_scores = np.empty(n_column_targets, scores.dtype)
-    column_sorted = np.empty(n_column_targets, scores.dtype)
-    column_order = np.empty(n_column_targets, np.int32)
-    column_above = np.zeros((n_chunks, n_column_targets + n_columns), np.int32)
-    column_tied_before = np.zeros((n_chunks, n_column_targets), np.int32)
-    column_tied_total = np.zeros((n_chunks, n_column_targets), np.int32)
-    screens = np.empty((n_chunks, n_columns), scores.dtype)
-    out_of_play = np.zeros((n_chunks, n_columns), np.int64)
-    above_lowest = np.zeros((n_chunks, n_columns), np.int64)
-    non_finite = np.zeros(n_chunks, np.int64)
-
     if n_column_targets:
-        _prepare_columns(scores, col_ptr, col_pos, column_scores, column_sorted, column_order)
+        _prepare_columns(scores, col_ptr, col_pos, column_scores, scan.column_sorted, scan.column_order)
         seeds = np.full(n_columns, -np.inf, scores.dtype)
         if cutoff:
             depth = 0
@@ -608,43 +651,18 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
                 depth = max(depth, col_ptr[column + 1] - col_ptr[column])
             n_groups = min(n_rows, _SEED_GROUPS_PER_TARGET * min(depth, _SEED_DEPTH))
             step = max(1, min(_SEED_SAMPLE_STEP, n_rows // (n_groups * _TILE)))
-            seeds = _column_seeds(scores, col_ptr, col_pos, column_sorted, column_order, step, n_groups, min(depth, n_groups), n_chunks)
+            seeds = _column_seeds(scores, col_ptr, col_pos, scan.column_sorted, scan.column_order, step, n_groups, min(depth, n_groups), n_chunks)
         for column in range(n_columns):  # targets below the seed are out of play from the start
             start, stop = col_ptr[column], col_ptr[column + 1]
-            below = np.searchsorted(column_sorted[start:stop], seeds[column])
-            out_of_play[:, column] = below
-            screens[:, column] = column_sorted[start + below] if below < stop - start else np.inf
-    _scan_chunks(
-        scores,
-        row_ptr,
-        row_pos,
-        row_gain,
-        col_ptr,
-        col_pos,
-        tie_code,
-        cutoff,
-        row_ranks,
-        row_scores,
-        row_sorted,
-        row_order,
-        row_above,
-        row_tied_before,
-        row_tied_total,
-        column_sorted,
-        column_order,
-        column_above,
-        column_tied_before,
-        column_tied_total,
-        screens,
-        out_of_play,
-        above_lowest,
-        non_finite,
-    )
+            below = np.searchsorted(scan.column_sorted[start:stop], seeds[column])
+            scan.out_of_play[:, column] = below
+            scan.screens[:, column] = scan.column_sorted[start + below] if below < stop - start else np.inf
+    _scan_chunks(scan)
     if n_column_targets:
         for chunk in range(1, n_chunks):
-            column_above[0] += column_above[chunk]
-            column_tied_before[0] += column_tied_before[chunk]
-            column_tied_total[0] += column_tied_total[chunk]
+            scan.column_above[0] += scan.column_above[chunk]
+            scan.column_tied_before[0] += scan.column_tied_before[chunk]
+            scan.column_tied_total[0] += scan.column_tied_total[chunk]
         _finish_columns(
             col_ptr,
             col_pos,
@@ -652,14 +670,14 @@ def _rank_pass(scores, row_ptr, row_pos, row_gain, col_ptr, col_pos, col_gain, t
             tie_code,
             cutoff,
             column_scores,
-            column_order,
-            column_above[0],
-            column_tied_before[0],
-            column_tied_total[0],
-            out_of_play,
+            scan.column_order,
+            scan.column_above[0],
+            scan.column_tied_before[0],
+            scan.column_tied_total[0],
+            scan.out_of_play,
             column_ranks,
         )
-    return row_ranks, column_ranks, non_finite.sum()
+    return scan.row_ranks, column_ranks, scan.non_finite.sum()
 
 
 class NonFiniteScores(ValueError):
