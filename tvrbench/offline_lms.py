@@ -180,24 +180,13 @@ def check_gguf(path: Path) -> None:
 
 def gguf_digest(path: Path) -> str:
     """SHA-256 of a GGUF file, remembered by its path, size and mtime (a 100 MB file takes ~0.3 s)."""
+    from tvrbench.io.disk_cache import kept_json
     from tvrbench.signature import file_digest, text_digest
 
     path = path.resolve()
     stat = path.stat()
-    record = cache_dir() / "lms" / "digests" / f"{text_digest([str(path)])}.json"
-    key = {"path": str(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-    try:
-        saved = json.loads(record.read_text(encoding="utf-8"))
-        if {name: saved.get(name) for name in key} == key and isinstance(saved.get("sha256"), str):
-            return saved["sha256"]
-    except (OSError, ValueError):
-        pass
-    digest = file_digest(path, length=64)
-    record.parent.mkdir(parents=True, exist_ok=True)
-    staging = record.with_name(f".{record.name}.{os.getpid()}")
-    staging.write_text(json.dumps({**key, "sha256": digest}), encoding="utf-8")
-    os.replace(staging, record)
-    return digest
+    key = text_digest([str(path), str(stat.st_size), str(stat.st_mtime_ns)])
+    return kept_json("lms/digests", key, lambda: {"sha256": file_digest(path, length=64)}, frozenset({"sha256"}))["sha256"]
 
 
 def converted_folder(digest: str) -> Path | None:
