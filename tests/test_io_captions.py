@@ -2,6 +2,7 @@
 
 import csv
 import json
+import os
 import pickle
 from pathlib import Path
 
@@ -115,6 +116,22 @@ def test_msvd_pickle_only_when_trusted(tmp_path):
     bad = write(tmp_path, "bad.pkl", pickle.dumps([1, 2]))
     with pytest.raises(InputError, match="expected a dict"):
         read_captions(bad, trust_pickle=True)
+
+
+class RunsCode:
+    """A pickle that calls a function when loaded: how a hostile pickle runs its code."""
+
+    def __reduce__(self):
+        return (os.makedirs, ("ran",))
+
+
+def test_a_trusted_pickle_still_loads_no_function(tmp_path, monkeypatch):
+    """Even with --trust-pickle, a pickle that names a function or class is refused before it is called."""
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, "raw-captions.pkl", pickle.dumps({"vidA_1_2": [["a", "dog"]], "x": RunsCode()}))
+    with pytest.raises(InputError, match=r"cannot unpickle \(UnpicklingError: it names (os|posix)\.makedirs"):
+        read_captions(path, trust_pickle=True)
+    assert not (tmp_path / "ran").exists()
 
 
 LSMDC = """caption_id,text,video_id,movie,names,genders,start

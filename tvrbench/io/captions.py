@@ -182,9 +182,18 @@ def _read_msvd_text(path: Path, text: str) -> Captions:
     return _msvd_captions(path, pairs)
 
 
+class _PlainDataUnpickler(pickle.Unpickler):
+    """Unpickles dicts, lists and strings, which need no class, and refuses every class or function
+    a pickle names: loading one is how a pickle runs code."""
+
+    def find_class(self, module: str, name: str):
+        raise pickle.UnpicklingError(f"it names {module}.{name}; only plain dicts, lists and strings are read")
+
+
 def _read_msvd_pickle(path: Path, trust_pickle: bool) -> Captions:
-    """CLIP4Clip-style ``raw-captions.pkl``: ``{video_id: [[token, ...], ...]}``. Unpickling runs
-    arbitrary code, so only for a file the user trusts and says so."""
+    """CLIP4Clip-style ``raw-captions.pkl``: ``{video_id: [[token, ...], ...]}``. Unpickling can run
+    arbitrary code, so only for a file the user trusts and says so, and then with an unpickler that
+    loads no class or function at all."""
     if not trust_pickle:
         raise InputError(
             path,
@@ -193,7 +202,7 @@ def _read_msvd_pickle(path: Path, trust_pickle: bool) -> Captions:
         )
     with open(path, "rb") as handle:
         try:
-            data = pickle.load(handle)  # noqa: S301 - the user vouched for this file with trust_pickle
+            data = _PlainDataUnpickler(handle).load()  # noqa: S301 - vouched for, and no class or function is loaded
         except Exception as error:  # a damaged pickle can raise almost anything
             raise InputError(path, f"cannot unpickle ({type(error).__name__}: {error})") from None
     if not isinstance(data, dict):
