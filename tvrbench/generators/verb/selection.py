@@ -5,8 +5,8 @@ food", "*driving* a camera"). A language model trained at scale knows that selec
 is the probability of the words after the verb given the caption up to and including it, compared
 with the same words after the original verb. On blind reads it separates plausible contrasts from
 the rest far better than the whole sentence's probability, which favours frequent verbs, or the
-verb's own probability given the words before it (docs/contrast.md, "Choosing with a language
-model").
+verb's own probability given the words before it (docs/contrast.md, "Choice: a seeded draw, judged
+by the language model").
 """
 
 from __future__ import annotations
