@@ -6,9 +6,10 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, TYPE_CHECKING, Iterator
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads where an array is written: `tvrbench doctor` and --help import none of it
+    import numpy as np
 
 
 @contextlib.contextmanager
@@ -51,6 +52,8 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
 
 
 def _json_default(value):
+    import numpy as np
+
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
@@ -69,5 +72,7 @@ def write_json(path: str | os.PathLike, payload: object) -> None:
 
 def write_npy(path: str | os.PathLike, array: np.ndarray) -> None:
     """Save an array as ``.npy`` (never pickled), atomically."""
+    import numpy as np
+
     with atomic_write(path, "wb") as out:
         np.save(out, np.asarray(array), allow_pickle=False)
