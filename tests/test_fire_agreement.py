@@ -8,8 +8,9 @@ import krippendorff
 import numpy as np
 import pytest
 
-from tvrbench.evaluation.fire.agreement import agreement, krippendorff_alpha_nominal
+from tvrbench.evaluation.fire.agreement import agreement
 from tvrbench.evaluation.fire.pairs import pair_votes
+from tvrbench.evaluation.reliability import krippendorff_alpha_nominal
 from tvrbench.io.fire import FireLabels, read_fire
 
 # Vote patterns (irrelevant votes, relevant votes) -> number of pairs, chosen so that the counts,

@@ -9,7 +9,7 @@ import typer
 
 from tvrbench.cli import app
 from tvrbench.cli.inputs import LANGUAGE_MODELS, SEED, reads_captions, seed_option
-from tvrbench.cli.outputs import Writes, beside, writes
+from tvrbench.cli.outputs import FILE, FOLDER, Writes, beside, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
 from tvrbench.io.inputs import CaptionsReading
@@ -153,3 +153,53 @@ def finetune_t5(
     held_out = ", ".join(f"{loss:.3f}" for loss in summary["held_out_loss"] if loss is not None) or "none"
     typer.echo(f"wrote {out}: {summary['examples']} {summary['masking']} examples, {summary['steps']} steps, "
                f"loss {summary['loss_first']:.3f} -> {summary['loss_last']:.3f}, held-out loss per epoch {held_out}", err=True)  # fmt: skip
+
+
+@contrast.command("review-kit")
+@writes(out=FOLDER)
+@reads_captions
+def review_kit(
+    reading: CaptionsReading,
+    contrasts: list[str] = typer.Option(..., "--contrast", help="NAME=FILE: a set to review (JSONL of `contrast`, or an MC split); repeatable."),
+    captions: Path = typer.Option(..., "--captions", help="Captions the real-caption controls are drawn from (" + CAPTIONS_HELP + ")"),
+    out: Path = typer.Option(..., "--out", help="The kit folder: reader/ (form.html, sentences.csv, instructions.md) and the hidden key.json."),
+    references: list[str] = typer.Option([], "--reference", help="NAME=FILE: another set shown as a control, e.g. a human-written split."),
+    per_source: int = typer.Option(50, "--per-source", min=1, help="Sentences sampled from each contrast and reference set."),
+    controls: int = typer.Option(25, "--controls", min=0, help="Real captions mixed in: each reader's care."),
+    seed: int = seed_option("Seed of the sample and the order: the same seed gives the same kit.", default=0),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a kit already in --out (verdicts made on it will no longer match)."),
+):
+    """A blind review kit: a seeded sample of each set and real captions, shuffled, sources hidden (docs/review.md)."""
+    from tvrbench.evaluation.review import make_kit, write_kit
+    from tvrbench.io.inputs import named_paths
+
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / "key.json").is_file():
+            raise InputError(out, "is a folder that holds no review kit; choose a new or empty folder")
+        if not overwrite:
+            raise InputError(out, "holds a review kit already; --overwrite replaces it (verdicts made on it will no longer match)")
+    kit = make_kit(
+        named_paths(contrasts, "--contrast", name_required=True), reading.read(captions), captions, per_source, controls, seed,
+        named_paths(references, "--reference", name_required=True),
+    )  # fmt: skip
+    write_kit(kit, out)
+    typer.echo(f"wrote {out}: {kit.summary}; give readers {out / 'reader'}, keep {out / 'key.json'}", err=True)
+    typer.echo(str(kit.signature))
+
+
+@contrast.command("review-score")
+@writes(json_out=FILE)
+def review_score(
+    kit: Path = typer.Option(..., "--kit", help="The kit folder of review-kit."),
+    verdicts: list[Path] = typer.Option(
+        ..., "--verdicts", help="Filled CSV (number, verdict, optional reader), one per reader or a crowd export; repeatable."
+    ),
+    json_out: Optional[Path] = typer.Option(
+        None, "--json", help="Result JSON (per-set shares, care, agreement, every verdict) for mc build --reviewed."
+    ),
+):
+    """Each set's share that every reader accepted (Wilson 95 % interval), the readers' care on real captions, and their agreement."""
+    from tvrbench.cli.outputs import write_result
+    from tvrbench.evaluation.review import score_review
+
+    write_result(score_review(kit, verdicts), json_out)

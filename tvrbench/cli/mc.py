@@ -34,6 +34,7 @@ def build(
     kind: str = typer.Option(..., "--kind", help=f"{', '.join(MC_KINDS[:-1])} or {MC_KINDS[-1]}."),
     out: Path = typer.Option(..., "--out", help="MC TSV (clip, ending0..ending4, label); settings go to OUT.json."),
     contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records (JSONL) of --kind, for gender / verb / id."),
+    reviewed: Optional[Path] = typer.Option(None, "--reviewed", help="Review of --contrast (review-score --json): leave out what a reader rejected."),
     same_movie: bool = typer.Option(False, "--same-movie", help="Negatives from other clips of the same movie (LSMDC)."),
     seed: Optional[int] = SEED,
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/mc.yaml)."),
@@ -41,9 +42,13 @@ def build(
     """5 options, 1 positive; a contrast MC swaps one random negative for a contrast of the positive."""
     from tvrbench.generators import build_mc_file
 
-    split = build_mc_file(reading.read(captions), kind, out, _settings(config, seed, same_movie), contrast)
+    split = build_mc_file(reading.read(captions), kind, out, _settings(config, seed, same_movie), contrast, reviewed)
     dropped = ", ".join(f"{k} {v}" for k, v in sorted(split.dropped.items())) or "none"
     typer.echo(f"wrote {out} and {out}.json: {len(split.instances)} {kind} MC instances (dropped: {dropped})", err=True)
+    if split.review:
+        from tvrbench.evaluation.review.score import review_line
+
+        typer.echo(f"reviewed: {review_line(split.review)}", err=True)
 
 
 @mc.command("import")

@@ -121,8 +121,8 @@ def study_human_kit(
 
     Show annotators video_id, presented and text only; slot and proxy_score are for scoring.
     """
+    from tvrbench.io.csv_tables import write_csv
     from tvrbench.proxies.study_files import human_kit_study
-    from tvrbench.proxies.tables import write_csv
 
     kit = human_kit_study(matrix, reading.read(captions), captions, videos, seed)
     write_csv(out, kit, ["video_id", "presented", "caption_id", "text", "slot", "proxy_score"])
@@ -152,8 +152,8 @@ def study_triplets(
     seed: int = STUDY_SEED,
 ):
     """§4.3: training triplets thresholded on semantic similarity."""
+    from tvrbench.io.csv_tables import write_csv
     from tvrbench.proxies.study_files import triplets_study
-    from tvrbench.proxies.tables import write_csv
 
     write_csv(out, triplets_study(matrix, threshold, per_video, seed), ["video_id", "positive_caption_id", "negative_caption_id"])
     typer.echo(f"wrote {out}", err=True)

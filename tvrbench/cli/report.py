@@ -59,7 +59,7 @@ def mc_picks(digest: str, analyses: dict[str, object], n: int) -> dict[str, list
 
 def mc_items(path: Path):
     """An MC split and, from its sidecar ``MC.tsv.json`` when present, which option is the contrast,
-    how plausible the contrasts read and whether text alone gives them away."""
+    how plausible the contrasts read, whether text alone gives them away and what readers made of them."""
     from tvrbench.generators.records import read_sidecar
     from tvrbench.io.mc import read_mc
     from tvrbench.report import MCItems
@@ -69,7 +69,7 @@ def mc_items(path: Path):
     sidecar = read_sidecar(path)
     entries = sidecar.get("instances")
     options = [entry.get("contrast_option") for entry in entries] if isinstance(entries, list) and len(entries) == len(instances) else None
-    return MCItems(instances, options, sidecar.get("plausibility"), sidecar.get("audit"), digest=input_digest("mc", path))
+    return MCItems(instances, options, sidecar.get("plausibility"), sidecar.get("audit"), sidecar.get("review"), digest=input_digest("mc", path))
 
 
 @app.command()

@@ -245,8 +245,24 @@ def _fluency(preference: dict) -> str:
 
 
 def audit_reading(payload: dict) -> list[str]:
-    """:func:`pair_reading` of each split of a :class:`SplitAudit` JSON, each sentence with its split's name."""
-    return [f"{name}: {sentence}" for name, split in payload["splits"].items() for sentence in pair_reading(split["pairs"])]
+    """:func:`pair_reading` of each split of a :class:`SplitAudit` JSON, each sentence with its split's
+    name, then what readers made of its contrasts where a review says (``mc build --reviewed``)."""
+    from tvrbench.evaluation.review.score import review_line
+
+    return [
+        f"{name}: {sentence}"
+        for name, split in payload["splits"].items()
+        for sentence in [*pair_reading(split["pairs"]), *([review_line(split["review"])] if split.get("review") else [])]
+    ]
+
+
+def review_cell(review: dict | None) -> str:
+    """The reviewed share of a split's contrasts as one cell: share, Wilson interval and sample size."""
+    if not review:
+        return "not reviewed"
+    from tvrbench.evaluation.review.score import share_cell
+
+    return share_cell(review)
 
 
 def audit_tables(payload: dict) -> list[Table]:
@@ -258,6 +274,7 @@ def audit_tables(payload: dict) -> list[Table]:
     rows = [
         ["instances", *(f"{split['instances']:,}" for split in splits.values())],
         *pair_rows(audits),
+        *([["readers accept (blind review)", *(review_cell(split.get("review")) for split in splits.values())]] if _reviewed(splits) else []),
         *(
             [f"{name} scorer accuracy (chance 20 %)", *(_percent(split["scorers"].get(name, {}).get("accuracy")) for split in splits.values())]
             for name in scorers
@@ -279,6 +296,10 @@ def audit_tables(payload: dict) -> list[Table]:
         Table("Commonest substitute words", ["rank", *splits], _ranked(commonest)),
         Table("Reading", [], [], notes=tuple(audit_reading(payload))),
     ]
+
+
+def _reviewed(splits: dict) -> bool:
+    return any(split.get("review") for split in splits.values())
 
 
 def _ranked(columns: list[list[str]]) -> list[list[str]]:
@@ -346,6 +367,7 @@ def audit_split(
     scorers (``blind`` with no captions: each option's typicality among the instance's options), and
     the same of ``reference`` beside it. Both splits are checked before any model loads."""
     from tvrbench.evaluation.mc import SCORERS, blind_scores, lm_scores, mc_outcomes, summarize
+    from tvrbench.generators.records import read_sidecar
     from tvrbench.io.sidecars import sidecar_path
     from tvrbench.resources import sentence_model
 
@@ -368,6 +390,7 @@ def audit_split(
             "instances": len(instances),
             "pairs": audit_pairs([p for p, _ in pairs], [c for _, c in pairs], language_model, seed).to_json(),
             "scorers": accuracy,
+            **({"review": review} if (review := read_sidecar(path).get("review")) else {}),
         }
     sources = {}
     for role, path in zip(("mc", "reference"), paths):  # the sidecar says which option is the contrast

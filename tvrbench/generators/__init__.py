@@ -63,12 +63,21 @@ def id_contrasts(
     return run_contrasts(PersonIdContrasts(characters_path, config, train_captions), captions, out, client)
 
 
-def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConfig = MCConfig(), contrast_path: str | Path | None = None):
+def build_mc_file(
+    captions: Captions,
+    kind: str,
+    out: str | Path,
+    config: MCConfig = MCConfig(),
+    contrast_path: str | Path | None = None,
+    reviewed: str | Path | None = None,
+):
     """Write an MC split as Park et al.'s TSV plus ``OUT.json``; returns the split.
 
     A contrast split's sidecar carries the contrast file's ``plausibility`` (how a language model
     reads the contrasts beside their originals) and ``audit`` (whether text alone gives them away),
-    so the measures travel with the split.
+    so the measures travel with the split. With ``reviewed`` (a review's JSON, ``contrast review-score
+    --json``) the split is built only from contrasts no reader rejected, and its sidecar carries the
+    reviewed share (``review``).
     """
     from tvrbench.generators.mc import build_mc, check_contrasts
     from tvrbench.generators.person_id import caption_movies
@@ -80,24 +89,41 @@ def build_mc_file(captions: Captions, kind: str, out: str | Path, config: MCConf
     if kind not in MC_KINDS:
         raise InputError(None, f"unknown MC kind {kind!r}; choose one of {', '.join(MC_KINDS)}")
     check_texts(captions)
-    contrasts, saved = None, {}
+    contrasts, saved, review = None, {}, None
     if kind != "random":
         if contrast_path is None:
             raise InputError(None, f"--kind {kind} needs --contrast, the {kind} contrast records (JSONL)")
-        contrasts = check_contrasts(read_contrast_records(contrast_path), captions, kind, str(contrast_path))
+        records = read_contrast_records(contrast_path)
+        if reviewed is not None:
+            records, review = _reviewed_records(records, Path(reviewed), Path(contrast_path))
+        contrasts = check_contrasts(records, captions, kind, str(contrast_path))
         saved = read_sidecar(contrast_path)
+    elif reviewed is not None:
+        raise InputError(None, "--reviewed applies to a contrast MC (--kind gender, verb or id with --contrast)")
     movies = caption_movies(captions, config.movie_column) if config.negatives_from == "same_movie" else None
     split = build_mc(captions, config, kind, contrasts, movies)
+    split.review = review
     if not split.instances:
         raise InputError(captions.source, f"no video can make a {kind} MC instance ({dict(split.dropped)})")
     signature = Signature({
         "kind": kind, "seed": config.seed, "options": config.n_options, "negatives": config.negatives_from,
         "captions": captions_digest(captions),
         "contrast": input_digest("contrast", contrast_path) if contrast_path else "none",
+        **({"reviewed": input_digest("review", reviewed)} if reviewed is not None else {}),
     })  # fmt: skip
     write_mc(out, split.instances)
     write_json(sidecar_path(out), split.sidecar(str(signature), kind, saved.get("plausibility"), saved.get("audit")))
     return split
+
+
+def _reviewed_records(records: list, reviewed: Path, contrast_path: Path) -> tuple[list, dict]:
+    """The records no reader rejected in the review ``reviewed``, and the review's figures with how many were dropped."""
+    from tvrbench.evaluation.review import read_review
+    from tvrbench.evaluation.review.score import review_of
+
+    review = review_of(read_review(reviewed), reviewed, contrast_path)
+    kept = [record for record in records if (record.caption_id, record.contrast) not in review.rejected]
+    return kept, {**review.facts, "dropped": len(records) - len(kept)}
 
 
 def import_mc_file(tsv: str | Path, out: str | Path, name: str):

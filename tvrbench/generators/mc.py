@@ -34,6 +34,7 @@ class MCSplit:
     contrast_options: list[int | None]  # which option is the contrast negative
     dropped: Counter
     contrast_facts: list[dict] = field(default_factory=list)  # the chosen contrast record's mc_facts()
+    review: dict | None = None  # what readers made of a sample of the contrasts (evaluation.review.score.review_of), when reviewed
 
     def sidecar(self, signature: str, kind: str, plausibility: dict | None = None, audit: dict | None = None) -> dict:
         """``plausibility`` and ``audit``: the contrast file's own (see :func:`tvrbench.generators.lm.preference`
@@ -44,6 +45,7 @@ class MCSplit:
             "counts": {"instances": len(self.instances), **{f"dropped: {k}": v for k, v in sorted(self.dropped.items())}},
             **({"plausibility": plausibility} if plausibility else {}),
             **({"audit": audit} if audit else {}),
+            **({"review": self.review} if self.review else {}),
             "instances": [
                 {"caption_id": c, "contrast_option": o, **facts} for c, o, facts in zip(self.caption_ids, self.contrast_options, self.contrast_facts)
             ],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Iterator
 
@@ -48,6 +49,30 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temporary)
+            raise
+
+
+@contextlib.contextmanager
+def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
+    """Build a folder in ``.NAME.partial`` beside ``path`` and move it into place when the block ends
+    without error; a folder already at ``path`` (the caller checked it may go) is replaced."""
+    target = Path(path)
+    staging = target.with_name(f".{target.name}.partial")
+    with naming(target):
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        try:
+            yield staging
+            if target.exists():
+                previous = target.with_name(f".{target.name}.previous")
+                shutil.rmtree(previous, ignore_errors=True)
+                os.replace(target, previous)
+                os.replace(staging, target)
+                shutil.rmtree(previous)
+            else:
+                os.replace(staging, target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
             raise
 
 

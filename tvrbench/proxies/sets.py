@@ -23,8 +23,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from tvrbench.errors import InputError
+from tvrbench.io.csv_tables import read_csv
 from tvrbench.proxies.parsing import ParsedCaptions
-from tvrbench.proxies.tables import read_csv
 
 WORDNET_POS = {"VERB": "v", "NOUN": "n", "ADJ": "a", "ADV": "r"}
 

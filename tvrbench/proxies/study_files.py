@@ -75,7 +75,7 @@ def correlation_study(matrices: dict[str, Path]) -> CorrelationStudy:
 
 def human_score_study(kit: Path, rankings: Path) -> HumanAgreement:
     """Supp. A: the annotators' agreement on a kit from :func:`human_kit_study` and the proxy's with them."""
-    from tvrbench.proxies.tables import read_csv
+    from tvrbench.io.csv_tables import read_csv
 
     agreement = human_agreement(
         read_csv(kit, ("video_id", "caption_id", "proxy_score"), {"proxy_score": float}),

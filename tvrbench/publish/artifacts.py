@@ -129,10 +129,11 @@ def mc_artifact(path: str | Path, name: str | None = None) -> Artifact:
 
 
 def _settings_facts(sidecar: dict) -> dict:
-    """Counts, split name, the contrasts' plausibility (see :func:`tvrbench.generators.lm.preference`) and
-    text-only audit (:func:`tvrbench.evaluation.audit.audit_pairs`) from a sidecar, when it has them."""
+    """Counts, split name, the contrasts' plausibility (see :func:`tvrbench.generators.lm.preference`),
+    text-only audit (:func:`tvrbench.evaluation.audit.audit_pairs`) and blind review
+    (:func:`tvrbench.evaluation.review.score.review_of`) from a sidecar, when it has them."""
     facts = {}
-    for key in ("split", "kind", "counts", "seed", "plausibility", "audit"):
+    for key in ("split", "kind", "counts", "seed", "plausibility", "audit", "review"):
         if key in sidecar:
             facts[key] = sidecar[key]
     return facts

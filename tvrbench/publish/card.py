@@ -110,6 +110,25 @@ def _audit_section(artifacts: list[Artifact]) -> str:
     )
 
 
+def _review_section(artifacts: list[Artifact]) -> str:
+    """What people made of each reviewed config's contrasts; empty when none was reviewed."""
+    from tvrbench.evaluation.review.score import review_line, share_cell
+
+    reviewed = [(artifact, artifact.facts["review"]) for artifact in artifacts if isinstance(artifact.facts.get("review"), dict)]
+    if not reviewed:
+        return ""
+    rows = "".join(f"| `{artifact.config}` | {artifact.kind} | {share_cell(review)} | {review.get('readers')} |\n" for artifact, review in reviewed)
+    lines = "".join(f"- `{artifact.config}`: {review_line(review)}\n" for artifact, review in reviewed)
+    return (
+        "## Human review of the contrasts\n\nReaders who did not know which sentences were contrasts and which real captions "
+        "answered one question of a seeded sample of each set: could a person have written this sentence to describe a real "
+        "video? The share every reader accepted, with Wilson's 95 % interval and the sample size (`tvrbench contrast "
+        "review-kit` / `review-score`; contrasts a reader rejected were left out of the split). Beside the machine figures "
+        "above, this is the one that says whether the negatives read as real captions.\n\n"
+        f"| config | kind | readers accept | readers |\n| --- | --- | ---: | ---: |\n{rows}\n{lines}\n"
+    )
+
+
 def _config_audit(audit: dict | None) -> str:
     """A config's text-only audit as a small table, then what its figures say; empty without one."""
     if not audit:
@@ -118,6 +137,15 @@ def _config_audit(audit: dict | None) -> str:
 
     rows = "".join(f"| {label} | {cell} |\n" for label, cell in pair_rows([audit]))
     return f"Text-only audit of its contrasts:\n\n| figure | value |\n| --- | ---: |\n{rows}\n{' '.join(pair_reading(audit))}\n\n"
+
+
+def _config_review(review: dict | None) -> str:
+    """A config's blind review as one fact line; empty without one."""
+    if not isinstance(review, dict):
+        return ""
+    from tvrbench.evaluation.review.score import review_line
+
+    return f"- blind review: {review_line(review)} Review signature: `{review.get('signature')}`\n"
 
 
 def _model_terms(artifacts: list[Artifact]) -> str:
@@ -139,11 +167,12 @@ def _model_terms(artifacts: list[Artifact]) -> str:
 
 def _config_section(artifact: Artifact, split: str) -> str:
     schema = ", ".join(f"`{f.name}` ({f.type})" for f in artifact.table.schema)
-    facts = "\n".join(f"- {key.replace('_', ' ')}: {_fact(value)}" for key, value in artifact.facts.items() if key != "audit")
+    facts = "\n".join(f"- {key.replace('_', ' ')}: {_fact(value)}" for key, value in artifact.facts.items() if key not in ("audit", "review"))
     return (
         f"### `{artifact.config}` ({artifact.kind})\n\n{artifact.description}\n\n"
         f"- rows: {artifact.table.num_rows:,} in split `{split}`\n- columns: {schema}\n- source file: `{Path(artifact.source).name}`\n"
-        f"{facts}\n- signature: `{artifact.signature or 'none recorded'}`\n\n{_config_audit(artifact.facts.get('audit'))}"
+        f"{facts}\n- signature: `{artifact.signature or 'none recorded'}`\n{_config_review(artifact.facts.get('review'))}\n"
+        f"{_config_audit(artifact.facts.get('audit'))}"
         f'```python\nfrom datasets import load_dataset\nrows = load_dataset(REPO_OR_FOLDER, "{artifact.config}", split="{split}")\n```\n'
     )
 
@@ -175,7 +204,7 @@ Publish signature: `{signature}`
 | --- | --- | --- | ---: |
 {counts}
 
-{_plausibility_section(artifacts)}{_audit_section(artifacts)}## Configs
+{_plausibility_section(artifacts)}{_audit_section(artifacts)}{_review_section(artifacts)}## Configs
 
 {"".join(_config_section(a, split) for a in artifacts)}
 ## Datasheet

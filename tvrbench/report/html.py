@@ -33,6 +33,7 @@ class MCItems:
     contrast_options: list[int | None] | None = None  # from the split's sidecar; else the rule `mc import` records
     plausibility: dict | None = None  # the sidecar's: how a language model reads its contrast set (generators/lm.py)
     audit: dict | None = None  # the sidecar's: whether text alone gives its contrasts away (evaluation/audit.py)
+    review: dict | None = None  # the sidecar's: what readers made of a sample of its contrasts (evaluation/review)
     picks: dict[str, list[int]] = field(default_factory=dict)  # scorer -> each instance's chosen option (mc score's JSON)
     digest: str | None = None  # the split's input digest: an mc score's signature names its split by it
 
@@ -218,6 +219,13 @@ def audit_note(saved: dict) -> str:
     return f'<p class="note">Text-only audit of its contrast set: {_e(figures)}. {_e(reading)} (<code>tvrbench mc audit</code>)</p>'
 
 
+def review_note(saved: dict) -> str:
+    """What readers made of the split's contrasts, beside the machine figures."""
+    from tvrbench.evaluation.review.score import review_line
+
+    return f'<p class="note">Blind review of its contrast set: {_e(review_line(saved))} (<code>tvrbench contrast review-score</code>)</p>'
+
+
 def _pick_cell(pick: int, label: int, contrast: int | None) -> str:
     """A scorer's choice, coloured as the option it chose: the positive, the contrast or another negative."""
     if pick == label:
@@ -245,7 +253,9 @@ def mc_section(name: str, items: MCItems) -> str:
         cells += [_pick_cell(picks[number], instance.label, contrast) for picks in items.picks.values()]
         rows.append(f"<tr><td>{_e(instance.clip)}</td>{''.join(cells)}</tr>")
     more = f" (first {MC_SHOWN} shown)" if len(items.instances) > MC_SHOWN else ""
-    note = (plausibility_note(items.plausibility) if items.plausibility else "") + (audit_note(items.audit) if items.audit else "")
+    note = "".join(
+        render(saved) for render, saved in ((plausibility_note, items.plausibility), (audit_note, items.audit), (review_note, items.review)) if saved
+    )
     return f'<h3>{_e(name)}: {len(items.instances):,} items{more}</h3>{note}<table class="mc"><tr><th>clip</th>{header}</tr>{"".join(rows)}</table>'
 
 

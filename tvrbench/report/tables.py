@@ -25,6 +25,7 @@ TABLES_BY_KEYS = (
     ({"threshold", "gmr"}, ("tvrbench.proxies.studies", "gmr_tables")),
     ({"names", "pearson"}, ("tvrbench.proxies.studies", "correlation_tables")),
     ({"pairs", "consistent_pairs", "percent_consistent", "human_to_proxy_agreement"}, ("tvrbench.proxies.studies", "agreement_tables")),
+    ({"readers", "sources", "care", "agreement", "sentences", "signature"}, ("tvrbench.evaluation.review.score", "review_tables")),
 )
 
 

@@ -14,7 +14,8 @@ table, see :mod:`tvrbench.results`), as the command line writes it:
 >>> result.signature, result.rows, result.to_json()
 """
 
-from tvrbench.evaluation.fire.agreement import AgreementStats, agreement, agreement_analysis, krippendorff_alpha_nominal
+from tvrbench.evaluation.fire.agreement import AgreementStats, agreement, agreement_analysis
+from tvrbench.evaluation.reliability import krippendorff_alpha_nominal
 from tvrbench.lazy import lazy_exports
 
 # The other analyses load with their first use: reading a config or FIRE labels needs no numba.

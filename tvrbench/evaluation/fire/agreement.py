@@ -20,32 +20,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from tvrbench.evaluation.fire.pairs import DISAGREEMENT, IRRELEVANT, RELEVANT, pair_votes
+from tvrbench.evaluation.reliability import krippendorff_alpha_nominal
 from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature, count_or_share
 from tvrbench.signature import Signature
-
-
-def krippendorff_alpha_nominal(value_counts: np.ndarray) -> float:
-    """Krippendorff's α for nominal data from a (units × categories) matrix of value counts.
-
-    Vectorized form of Krippendorff (2011) "Computing Krippendorff's alpha-reliability": the
-    coincidence matrix o_ck = Σ_u n_uc (n_uk − [c = k]) / (m_u − 1) over units with m_u ≥ 2 values,
-    α = 1 − (n − 1) Σ_{c≠k} o_ck / Σ_{c≠k} n_c n_k. Returns nan when there is no variation.
-    """
-    counts = np.asarray(value_counts, dtype=np.float64)
-    per_unit = counts.sum(axis=1)
-    pairable = per_unit >= 2
-    counts, per_unit = counts[pairable], per_unit[pairable]
-    if not len(counts):
-        return float("nan")
-    weighted = counts / (per_unit - 1)[:, None]
-    coincidence = weighted.T @ counts - np.diag(weighted.sum(axis=0))
-    marginals = coincidence.sum(axis=1)
-    total = marginals.sum()
-    observed = coincidence.sum() - np.trace(coincidence)
-    expected = total**2 - np.sum(marginals**2)
-    if expected == 0:
-        return float("nan")
-    return float(1.0 - (total - 1.0) * observed / expected)
 
 
 @dataclass(frozen=True)

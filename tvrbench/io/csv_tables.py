@@ -1,4 +1,5 @@
-"""Small CSV tables the proxies read and write (class lists, human-study kits and rankings, triplets)."""
+"""Small CSV tables read and written as rows of dicts: the proxies' class lists, human-study kits and
+rankings, triplets, and the contrast review's verdicts."""
 
 from __future__ import annotations
 
