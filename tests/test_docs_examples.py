@@ -41,6 +41,7 @@ PAGES = {
         "Q": f"--queries {SAMPLE_DIR}/captions.csv --videos {SAMPLE_DIR}/videos.txt",
         "M": " ".join(f"--scores {SAMPLE_DIR}/scores_{model}.npy" for model in ("strong", "genderblind", "objectonly")),
     },
+    "docs/review.md": {"S": str(SAMPLE_DIR)},
 }
 # Examples that do not run here, each with why (the start of the command line identifies it).
 SKIPPED = {"tvrbench fire overlap-train": "needs MSR-VTT's training captions (MSRVTT_JSFUSION_test.csv), not shipped"}

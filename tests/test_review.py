@@ -188,6 +188,14 @@ def test_review_flows_into_the_split_audit_and_card(kit, tmp_path, capsys):
     assert saved["set"] == FIRST and saved["dropped"] == 3 and saved["share"] == 0.625 and saved["readers"] == 2
     assert "reviewed:" in json.loads((tmp_path / "g.tsv.json").read_text())["signature"]
 
+    # The report: the review's own tables from its JSON, and the split's note beside the machine figures.
+    from tvrbench.cli.report import mc_items
+    from tvrbench.report.html import mc_section
+    from tvrbench.report.tables import result_tables
+
+    assert [table.title for table in result_tables(review)] == [f"Blind review: {review['question']}", "Readers' care"]
+    assert "Blind review of its contrast set: 2 readers accepted 62.5 % (95 % CI 31–86 %) of 8 sampled contrasts" in mc_section("g", mc_items(out))
+
     # The audit's table and reading, and the card.
     from tvrbench.evaluation.audit import audit_reading, audit_tables
 

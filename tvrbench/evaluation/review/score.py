@@ -165,11 +165,7 @@ def review_tables(payload: dict) -> list[Table]:
     notes = (
         "accepted: every reader said yes; 95 % CI: Wilson's interval of the accepted share.",
         agreement_line(payload["agreement"]),
-        *(
-            [f"Flagged (accepted fewer than {CARE:.0%} of the real captions): {', '.join(flagged)}; their no's are not about the contrasts."]
-            if flagged
-            else []
-        ),
+        *([f"Flagged (accepted under {100 * CARE:.0f} % of the real captions): {', '.join(flagged)}."] if flagged else []),
     )
     care = payload["care"]
     care_rows = [[reader, _percent(care[reader]["real_accepted"]), "flagged" if care[reader]["flagged"] else "ok"] for reader in readers]
