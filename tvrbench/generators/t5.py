@@ -14,7 +14,6 @@ import json
 import math
 import os
 import re
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -24,6 +23,7 @@ import numpy as np
 from tvrbench.errors import InputError
 from tvrbench.generators.base import Candidate, Request, match_case, replace_tokens
 from tvrbench.generators.config import Device, FinetuneConfig, T5GeneratorConfig
+from tvrbench.io.atomic import atomic_folder
 from tvrbench.resources import torch_device, transformers_library
 
 SENTINEL = "<extra_id_0>"
@@ -353,18 +353,13 @@ def finetune_t5(model_name: str, texts: Sequence[str], out: str | Path, config: 
             losses.append(loss.item())
         validation_losses.append(held_out_loss(model, validation, tokenizer.pad_token_id, config.batch_size))
     model.eval()
-    out = Path(out)
-    staging = out.with_name(f".{out.name}.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    model.save_pretrained(staging)
-    tokenizer.save_pretrained(staging)
     summary = {"base_model": pinned(model_name)[0], "masking": config.masking, "examples": len(train), "held_out_examples": len(validation),
                "steps": len(losses), "loss_first": losses[0], "loss_last": losses[-1], "held_out_loss": validation_losses,
                "settings": config.model_dump()}  # fmt: skip
-    (staging / "tvrbench_finetune.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    if out.exists():
-        shutil.rmtree(out)
-    staging.rename(out)
+    with atomic_folder(out) as staging:
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        (staging / "tvrbench_finetune.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return summary
 
 
