@@ -74,7 +74,7 @@ class ReviewKit:
     """The sampled sentences in the order readers see them (number = index + 1), with its settings."""
 
     sentences: list[Sentence]
-    sources: list[dict]  # name, role, file, digest, offered (distinct originals), sampled
+    sources: list[dict]  # name, role, file, digest, offered (its sentences), sampled
     signature: Signature
     seed: int
 
