@@ -241,6 +241,7 @@ class MatrixScores(ScoreSource):
 
     @cached_property
     def digest(self) -> str:
+        """The file's digest, or for an array its bytes' (how the Python API's embeddings are signed)."""
         return self.file_digest or bytes_digest([np.ascontiguousarray(self.matrix).view(np.uint8).reshape(-1)], algorithm="xxh3")
 
     @property
