@@ -72,7 +72,7 @@ def main() -> None:
 
     from tvrbench.distributed import dask_client
     from tvrbench.evaluation import Judgments, evaluate
-    from tvrbench.io.shards import open_shards
+    from tvrbench.io.scores import open_scores
 
     scores, video = matrix(args.captions)
     positive = sparse.csr_matrix((np.ones(video.size, bool), video, np.arange(video.size + 1)), shape=scores.shape)
@@ -90,7 +90,7 @@ def main() -> None:
         for number, start in enumerate(range(0, scores.shape[0], args.shard_rows)):
             np.save(parts / f"part-{number:05d}.npy", scores[start : start + args.shard_rows])
         del scores
-        shards = open_shards(parts)
+        shards = open_scores(parts)
         report["shards"] = len(shards)
         seconds, reference = timed(lambda: evaluate(np.load(whole), judgments))
         report["in_memory_seconds"] = seconds

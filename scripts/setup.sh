@@ -60,7 +60,7 @@ from tvrbench.generators.config import WordNetGeneratorConfig
 from tvrbench.generators.verb.counterfit import verb_vectors
 from tvrbench.generators.verb.evidence import wordnet_usage
 from tvrbench.generators.verb.lexicon import LexiconSettings, verb_lexicon
-from tvrbench.io.shards import open_shards
+from tvrbench.io.scores import open_scores
 from tvrbench.proxies.sets import IoUKernel, incidence
 sets = incidence([("a", "b"), ("b",)], {})
 IoUKernel([(sets, sets, 1.0)]).block(slice(0, 2))
@@ -71,7 +71,7 @@ for dtype in (np.float32, np.float64):
     evaluate(scores, labelled, metrics=METRICS.split(","), relevance=np.random.default_rng(1).random((8, 6)).astype(dtype))
     with tempfile.TemporaryDirectory() as shards:  # the sharded path's kernels too
         np.save(Path(shards) / "part-0.npy", scores)
-        evaluate(open_shards(shards), Judgments.from_matrices(np.eye(8, 6, dtype=bool)))
+        evaluate(open_scores(shards), Judgments.from_matrices(np.eye(8, 6, dtype=bool)))
 verb_lexicon(LexiconSettings.of(WordNetGeneratorConfig()))
 verb_vectors()
 wordnet_usage()

@@ -20,7 +20,7 @@ REGISTRIES = {
     "tvrbench.io.captions": ("FORMATS",),
     "tvrbench.generators": ("MC_KINDS",),
     "tvrbench.evaluation.mc": ("SCORERS",),
-    "tvrbench.evaluation.embeddings": ("SIMILARITIES",),
+    "tvrbench.io.scores": ("SIMILARITIES",),
     "tvrbench.evaluation.fire.pairs": ("RULES",),
     "tvrbench.evaluation.choices": ("TIE_RULES", "AP_VARIANTS", "NDCG_VARIANTS", "FUSION_POLICIES"),
 }

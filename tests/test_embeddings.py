@@ -34,7 +34,7 @@ def product(text, video, similarity):
 
 @pytest.mark.parametrize("similarity", ["dot", "cosine"])
 def test_float64_metrics_equal_the_saved_product_exactly(sample, similarity, monkeypatch):
-    from tvrbench.evaluation import embeddings
+    from tvrbench.io import scores as embeddings
 
     _, _, judgments, text, video = sample
     monkeypatch.setattr(embeddings, "BLOCK_CELLS", 36 * 10)  # 10 rows a block: several blocks at the sample size
@@ -172,7 +172,7 @@ def test_embedding_shards_of_two_dtypes_are_one_line_and_exit_2(tmp_path, sample
 def test_on_a_cluster_equal_to_the_in_memory_engine(sample, client, monkeypatch):
     """Every block of scores computed on a 2-worker LocalCluster (127.0.0.1), both passes; the
     embeddings are sent to each worker once."""
-    from tvrbench.evaluation import embeddings
+    from tvrbench.io import scores as embeddings
 
     _, _, judgments, text, video = sample
     monkeypatch.setattr(embeddings, "BLOCK_CELLS", 36 * 10)

@@ -14,7 +14,8 @@ from tvrbench.cli import run
 from tvrbench.data import sample_path
 from tvrbench.errors import InputError
 from tvrbench.io.captions import read_captions, read_video_ids
-from tvrbench.io.inputs import named_paths, read_score_matrix, split_named_path
+from tvrbench.io.inputs import named_paths, split_named_path
+from tvrbench.io.scores import open_scores
 from tvrbench.io.sidecars import sidecar_path
 from tvrbench.io.trec import write_run
 from tvrbench.signature import input_digest
@@ -72,7 +73,7 @@ def test_evaluate_and_fire_read_an_unusual_suffix_alike(tmp_path):
     trec = tmp_path / "strong.TREC"
     write_run(trec, matrix, captions.caption_ids, video_ids)
     for path in (unusual, trec):
-        assert np.array_equal(read_score_matrix(path, captions.caption_ids, video_ids).values, matrix)
+        assert np.array_equal(open_scores(path, captions.caption_ids, video_ids).values(), matrix)
         common = ["--queries", CAPTIONS, "--videos", VIDEOS, "--fire", FIRE, "--metrics", "C@1,C@5"]
         assert run(["evaluate", *common, "--scores", str(path), "--json", str(tmp_path / "evaluate.json")]) == 0
         assert run(["fire", "compare", *common, "--scores", f"m={path}", "--json", str(tmp_path / "compare.json")]) == 0
@@ -81,10 +82,10 @@ def test_evaluate_and_fire_read_an_unusual_suffix_alike(tmp_path):
         assert compared == pytest.approx(evaluated)
 
 
-def test_the_score_matrix_carries_its_name_digest_and_source():
+def test_the_score_source_carries_its_digest_and_source():
     captions, video_ids = read_captions(CAPTIONS), read_video_ids(VIDEOS)
-    scores = read_score_matrix(sample_path("scores_strong.npy"), captions.caption_ids, video_ids)
-    assert (scores.name, scores.source, scores.values.shape) == ("strong", sample_path("scores_strong.npy"), (len(captions), len(video_ids)))
+    scores = open_scores(sample_path("scores_strong.npy"), captions.caption_ids, video_ids)
+    assert (scores.source, scores.values().shape) == (sample_path("scores_strong.npy"), (len(captions), len(video_ids)))
     assert scores.digest == input_digest("scores", sample_path("scores_strong.npy"))  # the signature's `scores`
 
 

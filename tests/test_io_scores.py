@@ -7,7 +7,7 @@ import pytest
 
 from tvrbench.errors import InputError
 from tvrbench.io import scores as scores_module
-from tvrbench.io.scores import read_scores, read_scores_digest
+from tvrbench.io.scores import open_scores, read_scores
 from tvrbench.signature import input_digest
 
 
@@ -54,11 +54,11 @@ def test_digest_of_the_loaded_bytes_equals_the_file_digest(tmp_path, matrix, tra
     path = save(tmp_path, matrix)
     with open(path, "ab") as handle:
         handle.write(trailing)
-    loaded, digest = read_scores_digest(path)
-    assert digest == input_digest("scores", path)
-    assert np.array_equal(loaded, read_scores(path))
+    source = open_scores(path)
+    assert source.digest == input_digest("scores", path)
+    assert np.array_equal(source.values(), read_scores(path))
     path.write_bytes(path.read_bytes()[:-1] + b"\x01")  # one byte changed: another digest
-    assert read_scores_digest(path)[1] != digest
+    assert open_scores(path).digest != source.digest
 
 
 def test_first_bad_cell_is_reported_across_blocks(tmp_path, monkeypatch):

@@ -19,7 +19,8 @@ from scipy import sparse
 
 from tvrbench.evaluation import Judgments, evaluate
 from tvrbench.evaluation.ranking import TIE_RULES
-from tvrbench.io.shards import open_shards
+from tvrbench.io.scores import open_scores
+from tvrbench.signature import input_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,7 +60,7 @@ def assert_same(expected, got):
 @pytest.mark.parametrize("ties", TIE_RULES)
 def test_shards_equal_the_in_memory_engine_for_every_tie_rule_and_variant(tmp_path, ties):
     scores, judgments, relevance = toy()
-    shards = open_shards(save_shards(tmp_path / "parts", scores, [0, 17, 100, 101, 180, len(scores)]), scores.shape)
+    shards = open_scores(save_shards(tmp_path / "parts", scores, [0, 17, 100, 101, 180, len(scores)]), *scores.shape)
     assert shards.bounds == ((0, 17), (17, 100), (100, 101), (101, 180), (180, 230))
     for ndcg in ("epic", "paper", "full"):
         for graded in (None, relevance, sparse.csr_matrix(relevance)):
@@ -74,7 +75,7 @@ def test_a_zarr_store_is_read_chunk_row_by_chunk_row(tmp_path):
     scores, judgments, _ = toy(seed=1)
     store = zarr.create_array(tmp_path / "S.zarr", shape=scores.shape, chunks=(50, scores.shape[1]), dtype="float64")
     store[:] = scores
-    shards = open_shards(tmp_path / "S.zarr")
+    shards = open_scores(tmp_path / "S.zarr")
     assert shards.bounds == ((0, 50), (50, 100), (100, 150), (150, 200), (200, 230)) and shards.read(1).dtype == np.float64
     assert_same(evaluate(scores.astype(np.float64), judgments, ties="average"), evaluate(shards, judgments, ties="average"))
 
@@ -84,7 +85,7 @@ def test_column_ranks_are_the_sorted_ranks(tmp_path):
     from tvrbench.evaluation.sharded import sharded_ranks
 
     scores, judgments, _ = toy(n_queries=60, n_videos=9, levels=4, seed=2)
-    shards = open_shards(save_shards(tmp_path / "parts", scores, [0, 7, 30, 60]))
+    shards = open_scores(save_shards(tmp_path / "parts", scores, [0, 7, 30, 60]))
     columns = judgments.positive.T.tocsr().astype(np.float64)
     ranks = sharded_ranks(shards, judgments.gains(), columns, "stable").column_ranks
     expected = []
@@ -100,7 +101,7 @@ def test_column_ranks_are_the_sorted_ranks(tmp_path):
 
 def test_a_checkpoint_keeps_finished_shards(tmp_path, capfd):
     scores, judgments, _ = toy(seed=3)
-    shards = open_shards(save_shards(tmp_path / "parts", scores, list(range(0, 231, 46))))
+    shards = open_scores(save_shards(tmp_path / "parts", scores, list(range(0, 231, 46))))
     first = evaluate(shards, judgments, checkpoint=tmp_path / "state")
     runs = sorted((tmp_path / "state").iterdir())  # all labels, original pairs only: each keyed by its targets
     assert len(runs) == 2 and all(len(list(run.glob("*.npz"))) == 10 for run in runs)  # two passes over five shards
@@ -118,25 +119,25 @@ def test_bad_shards_get_one_line_and_exit_2(tmp_path):
     folder = save_shards(tmp_path / "parts", scores, [0, 10, 24])
     np.save(folder / "part-00002.npy", np.zeros((3, 11)))
     with pytest.raises(Exception, match="part-00002.npy: has 11 columns but part-00000.npy has 12"):
-        open_shards(folder)
+        open_scores(folder)
     np.save(folder / "part-00002.npy", np.zeros((3, 12), np.float32).astype(np.float64))
     with pytest.raises(Exception, match="part-00002.npy: has dtype float64 but part-00000.npy is float32"):
-        open_shards(folder)
+        open_scores(folder)
     (folder / "part-00002.npy").unlink()
     with pytest.raises(Exception, match="has 24 rows but the queries file has 30 captions"):
-        open_shards(folder, (30, 12))
+        open_scores(folder, 30, 12)
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(Exception, match="holds no .npy row shards"):
-        open_shards(empty)
+        open_scores(empty)
     np.save(folder / "part-00002.npy", np.float32([[0.0] * 11 + [np.nan]]))  # a 25th row, NaN in its last cell
     with pytest.raises(Exception, match=r"parts: row 24, column 11 is nan; every score must be finite"):
-        evaluate(open_shards(folder), Judgments.from_matrices(np.eye(25, 12, dtype=bool)))
+        evaluate(open_scores(folder), Judgments.from_matrices(np.eye(25, 12, dtype=bool)))
     np.save(folder / "part-00002.npy", np.zeros((1, 12), np.float16))  # half precision: ranked as float64, not float32
     with pytest.raises(Exception, match="part-00002.npy: has dtype float16 but part-00000.npy is float32"):
-        open_shards(folder)
+        open_scores(folder)
     np.save(folder / "part-00002.npy", np.zeros((1, 12), ">f4"))  # big-endian float32 is float32, as for one .npy
-    assert open_shards(folder).read(2).dtype == np.float32
+    assert open_scores(folder).read(2).dtype == np.float32
 
 
 # --- the command line, here and on a cluster ---------------------------------------------------------
@@ -202,13 +203,12 @@ def test_relevance_as_a_zarr_store_equals_the_npy(tmp_path):
 
 
 def test_commands_other_than_evaluate_read_sharded_scores_whole(tmp_path):
-    from tvrbench.io.inputs import read_score_matrix
-
     files = cli_inputs(tmp_path, n_videos=4, per_video=2, shard_rows=3)
     ids, videos = [f"c{v}_{i}" for v in range(4) for i in range(2)], [f"video{v}" for v in range(4)]
-    whole = read_score_matrix(files["shards"], ids, videos)
-    assert isinstance(whole.values, np.ndarray) and np.array_equal(whole.values, np.load(files["npy"]))
-    assert whole.digest == read_score_matrix(files["shards"], ids, videos, sharded=True).digest
+    shards = open_scores(files["shards"], ids, videos)
+    whole = shards.values()
+    assert isinstance(whole, np.ndarray) and np.array_equal(whole, np.load(files["npy"]))
+    assert shards.digest == input_digest("scores", files["shards"])
 
 
 def test_workers_without_shards_and_a_silent_scheduler_get_one_line_and_exit_2(tmp_path):
@@ -229,7 +229,7 @@ def test_on_a_cluster_through_a_killed_worker(tmp_path, client):
     """Both passes as tasks on 2 worker processes; one is killed by its pid once the first shards are
     in, and Dask reruns its tasks elsewhere: the metrics equal the in-memory engine's."""
     scores, judgments, relevance = toy(n_queries=2000, n_videos=300, levels=50, seed=4)
-    shards = open_shards(save_shards(tmp_path / "parts", scores, list(range(0, 2001, 50))))
+    shards = open_scores(save_shards(tmp_path / "parts", scores, list(range(0, 2001, 50))))
     expected = evaluate(scores, judgments, ties="optimistic", relevance=relevance)
     worker_pids = list(client.run(os.getpid).values())
     killed = threading.Event()
@@ -279,7 +279,7 @@ def test_a_killed_client_reruns_only_the_missing_shards(tmp_path, client, monkey
 
     captions, videos = read_captions(files["queries"]), read_video_ids(files["videos"])
     judgments = Judgments.build(captions, videos)
-    shards = open_shards(files["shards"])
+    shards = open_scores(files["shards"])
     rerun = evaluate(shards, judgments, ties="average", client=client, checkpoint=state)
     assert len(submitted) == 160 - done_before
     assert_same(evaluate(np.load(files["npy"]), judgments, ties="average"), rerun)

@@ -10,7 +10,8 @@ from collections.abc import Callable, Mapping
 
 def lazy_exports(package: str, modules: Mapping[str, tuple[str, ...]]) -> tuple[Callable, Callable, list[str]]:
     """``__getattr__``, ``__dir__`` and ``__all__`` for ``package``; ``modules`` maps each submodule
-    to the names it exports, and a name's submodule is imported when the name is first looked up."""
+    (or a lower module, by its full name) to the names it exports, and a name's module is imported
+    when the name is first looked up."""
     owner = {name: module for module, names in modules.items() for name in names}
     clashes = set(owner) & set(modules)
     if clashes:  # importing the submodule would set the package attribute to the module instead
@@ -19,7 +20,8 @@ def lazy_exports(package: str, modules: Mapping[str, tuple[str, ...]]) -> tuple[
     def __getattr__(name: str) -> object:
         if name not in owner:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{owner[name]}"), name)
+        module = owner[name]
+        value = getattr(importlib.import_module(module if module.startswith("tvrbench.") else f"{package}.{module}"), name)
         setattr(sys.modules[package], name, value)  # looked up once
         return value
 

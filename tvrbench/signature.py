@@ -109,8 +109,11 @@ def input_algorithm(name: str) -> str:
     return "xxh3" if name in BULK_INPUTS else "sha256"
 
 
-def input_digest(name: str, paths: str | Path | Iterable[str | Path]) -> str:
-    """The value of the input ``name``'s field: the digest of its file, or of each of its files."""
+def input_digest(name: str, paths: str | Path | Iterable[str | Path], data: bytes | memoryview | None = None) -> str:
+    """The value of the input ``name``'s field: the digest of its file, or of each of its files;
+    ``data``: the one file's bytes when the caller has read them already (the same digest, no second read)."""
+    if data is not None:
+        return bytes_digest([data], algorithm=input_algorithm(name))
     if isinstance(paths, (str, Path)):
         return file_digest(paths, algorithm=input_algorithm(name))
     return ",".join(input_digest(name, path) for path in paths)

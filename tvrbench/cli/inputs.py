@@ -21,11 +21,11 @@ import typer
 
 from tvrbench.errors import InputError
 from tvrbench.evaluation.choices import AP_VARIANTS, TIE_RULES, listed
-from tvrbench.evaluation.embeddings import SIMILARITIES
 from tvrbench.evaluation.fire.pairs import RULES as LABEL_RULES
 from tvrbench.io.captions import FORMATS as CAPTIONS_FORMATS
-from tvrbench.io.inputs import CaptionsReading, ScoreMatrix, default_name, read_fire_dataset, read_score_matrices, split_named_path
+from tvrbench.io.inputs import CaptionsReading, default_name, open_named_scores, read_fire_dataset, split_named_path
 from tvrbench.io.outputs import safe_name
+from tvrbench.io.scores import SIMILARITIES, ScoreSource
 
 # What a --lm option takes (tvrbench.generators.lm.load_language_model).
 LANGUAGE_MODELS = (
@@ -148,14 +148,15 @@ class Inputs:
 
     captions: object
     video_ids: list[str]
-    scores: dict[str, ScoreMatrix]
+    scores: dict[str, ScoreSource]
     labels: object  # FireLabels or None
     sources: dict[str, Optional[Path] | list[Path]]  # scores: one file per --scores, in the order given
 
-    @property
-    def models(self) -> dict[str, np.ndarray]:
-        """Score matrices by model name."""
-        return {name: scores.values for name, scores in self.scores.items()}
+    @cached_property
+    def models(self) -> dict[str, np.ndarray | ScoreSource]:
+        """Scores by model name: each matrix read whole, every value checked; embeddings stay a source,
+        scored block by block (only the analyses that take them through the engine are given them)."""
+        return {name: scores if scores.computed else scores.values() for name, scores in self.scores.items()}
 
     @cached_property
     def judgments(self):
@@ -191,8 +192,8 @@ class Embeddings:
     video: list[str]
     similarity: str = "dot"
 
-    def read(self, caption_ids: list[str], video_ids: list[str]) -> dict[str, ScoreMatrix]:
-        from tvrbench.evaluation.embeddings import read_embedding_scores
+    def read(self, caption_ids: list[str], video_ids: list[str]) -> dict[str, ScoreSource]:
+        from tvrbench.io.scores import open_scores
 
         if len(self.text) != len(self.video):
             raise InputError(None, "give --video-embeddings once for each --text-embeddings: the k-th of each are one model")
@@ -205,8 +206,7 @@ class Embeddings:
             name = text_name or video_name or default_name(text_path)
             if name in models:
                 raise InputError(None, f"--text-embeddings: the name {name!r} is given twice; name each model with NAME=PATH")
-            values = read_embedding_scores(text_path, video_path, self.similarity, len(caption_ids), len(video_ids))
-            models[name] = ScoreMatrix(name, values, values.digest, text_path)
+            models[name] = open_scores((text_path, video_path), caption_ids, video_ids, self.similarity)
         return models
 
 
@@ -227,7 +227,7 @@ def read_inputs(
     if embeddings is not None and not (scores or embeddings.text or embeddings.video):
         raise InputError(None, "give a model: --scores, or --text-embeddings and --video-embeddings")
     captions, video_ids = reading.read(queries), read_video_ids(videos)
-    models = read_score_matrices(scores or (), "--scores", captions.caption_ids, video_ids)
+    models = open_named_scores(scores or (), "--scores", captions.caption_ids, video_ids)
     score_files = [model.source for model in models.values()]  # embeddings: the engine signs them
     for name, model in (embeddings.read(captions.caption_ids, video_ids) if embeddings else {}).items():
         if name in models:

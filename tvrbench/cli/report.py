@@ -114,13 +114,13 @@ def report(
             raise InputError("--scores", "the viewer needs --queries and --videos too")
         from tvrbench.evaluation import Judgments
         from tvrbench.io.captions import read_video_ids
-        from tvrbench.io.inputs import read_fire_dataset, read_score_matrices
+        from tvrbench.io.inputs import open_named_scores, read_fire_dataset
         from tvrbench.io.relevance import load_relevance
         from tvrbench.report import viewer_payload
 
         captions = reading.read(queries)
         video_ids = read_video_ids(videos)
-        models = {name: model.values for name, model in read_score_matrices(scores, "--scores", captions.caption_ids, video_ids).items()}
+        models = {name: model.values() for name, model in open_named_scores(scores, "--scores", captions.caption_ids, video_ids).items()}
         judgments = None
         if fire is not None:
             judgments = Judgments.build(captions, video_ids, fire=read_fire_dataset(fire, captions, fire_dataset), videos_source=str(videos))

@@ -12,7 +12,7 @@ from tvrbench.lazy import lazy_exports
 __getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
-        "embeddings": ("EmbeddingScores", "embedding_scores"),
+        "tvrbench.io.scores": ("EmbeddingScores", "embedding_scores", "open_scores"),
         "choices": ("AP_VARIANTS", "FUSION_POLICIES", "NDCG_VARIANTS", "TIE_RULES"),
         "engine": ("EvaluationResult", "EvaluationRun", "evaluate", "evaluation_result"),
         "files": ("EvaluationFiles", "EvaluationInputs"),

@@ -19,12 +19,11 @@ import numpy as np
 from scipy import sparse
 
 from tvrbench.evaluation.choices import FUSION_POLICIES
-from tvrbench.evaluation.embeddings import EmbeddingScores
 from tvrbench.evaluation.labels import Judgments
 from tvrbench.evaluation.metrics import DEFAULT_METRICS, NDCG, AveragePrecision, Composite, MeanNDCG, Metric, RankedQueries, parse_metric
-from tvrbench.evaluation.ranking import target_ranks
+from tvrbench.evaluation.ranking import NonFiniteScores, target_ranks
 from tvrbench.evaluation.tables import evaluation_tables
-from tvrbench.io.shards import ScoreShards
+from tvrbench.io.scores import ScoreSource, as_source
 from tvrbench.results import TablesOfJson
 from tvrbench.signature import Signature
 
@@ -171,7 +170,7 @@ def _graded_ndcg(scores, relevance, judgments, ndcg_metrics, ties, fusion) -> di
 
 
 def evaluate(
-    scores: np.ndarray | ScoreShards,
+    scores: np.ndarray | ScoreSource,
     judgments: Judgments,
     metrics: Iterable[str | Metric] = DEFAULT_METRICS,
     ties: str = "stable",
@@ -188,24 +187,28 @@ def evaluate(
     ``metrics``: names such as ``C@1``, ``AP(variant=fire)``, ``nDCG`` (see
     :mod:`tvrbench.evaluation.metrics`), or metric objects; ``ap`` / ``ndcg``: the variant of a name
     given without one. ``relevance``: optional graded relevance, same shape as ``scores``, values in
-    [0, 1]. ``signature_fields``: settings the caller knows (label sources' digests, proxy name) to record.
-    ``scores`` may be :class:`~tvrbench.io.shards.ScoreShards`, a matrix too big for memory: it is
-    then read shard by shard (:mod:`tvrbench.evaluation.sharded`), on the Dask ``client`` if given,
-    keeping finished shards' results in the ``checkpoint`` folder if given; the metrics are the same.
+    [0, 1]. ``signature_fields``: settings the caller knows (label sources' digests, proxy name) to
+    record; the source's own fields (:attr:`~tvrbench.io.scores.ScoreSource.signature_fields`) lead
+    them unless the caller placed them itself.
+    ``scores``: a matrix, or any :class:`~tvrbench.io.scores.ScoreSource`
+    (:func:`~tvrbench.io.scores.open_scores`). One not held in memory (shards, embeddings) is read
+    block by block (:mod:`tvrbench.evaluation.sharded`), on the Dask ``client`` if given, keeping
+    finished blocks' results in the ``checkpoint`` folder if given; the metrics are the same.
     """
-    scores = scores if isinstance(scores, (ScoreShards, np.memmap)) else np.asarray(scores)
-    if scores.ndim != 2:
-        raise ValueError(f"scores must be a queries × videos matrix, got shape {scores.shape}")
+    scores = as_source(scores)  # the one place an array becomes a source
     if judgments.shape != scores.shape:
         raise ValueError(f"labels cover {judgments.shape} query-video pairs but scores have shape {scores.shape}")
     if fusion not in FUSION_POLICIES:
         raise ValueError(f"unknown fusion policy {fusion!r}; choose one of {', '.join(FUSION_POLICIES)}")
     if relevance is not None and relevance.shape != scores.shape:
         raise ValueError(f"relevance has shape {relevance.shape} but scores have shape {scores.shape}")
-    if isinstance(scores, EmbeddingScores):  # the signature names the embeddings, however they were given
-        signature_fields = {**scores.signature_fields, **(signature_fields or {})}
+    signature_fields = _signed(scores, signature_fields or {})
     requested = metric_objects(metrics, ap, ndcg)
-    per_query = per_query_values(scores, judgments, measured(requested), ties, relevance, fusion, client, checkpoint)
+    try:
+        per_query = per_query_values(scores, judgments, measured(requested), ties, relevance, fusion, client, checkpoint)
+    except NonFiniteScores:  # the kernel checks every cell as it ranks; the source names the first bad one
+        scores.name_bad_cell()
+        raise
     n_queries, n_videos = scores.shape
     run = EvaluationRun(ties, judgments.sources, n_queries, n_videos, relevance is not None, fusion, signature_fields or {})
     original = None
@@ -214,8 +217,13 @@ def evaluate(
     return evaluation_result(per_query, requested, run, original)
 
 
+def _signed(scores: ScoreSource, fields: dict[str, object]) -> dict[str, object]:
+    """The signature fields: the source's first, unless the caller signed them itself, in its own order."""
+    return fields if scores.signature_fields.keys() <= fields.keys() else {**scores.signature_fields, **fields}
+
+
 def per_query_values(
-    scores: np.ndarray | ScoreShards,
+    scores: ScoreSource,
     judgments: Judgments,
     metrics: list[Metric],
     ties: str,
@@ -235,15 +243,16 @@ def per_query_values(
     # nDCG with a cutoff (epic, paper) needs only the column ranks within each video's cutoff.
     top_only = columns is not None and all(m.variant != "full" for m in video_to_text)
     graded_ndcg = bool(ndcg_metrics) and relevance is not None
-    if isinstance(scores, ScoreShards):
+    if scores.whole:
+        matrix = scores.read(0)
+        row_ranks, column_ranks = target_ranks(matrix, rows=rows, columns=columns, ties=ties, columns_top_only=top_only)
+        graded_values = _graded_ndcg(matrix, relevance, judgments, ndcg_metrics, ties, fusion) if graded_ndcg else {}
+    else:
         from tvrbench.evaluation.sharded import Graded, sharded_ranks
 
         graded = Graded(relevance, judgments, tuple(ndcg_metrics), fusion) if graded_ndcg else None
         ranks = sharded_ranks(scores, rows, columns, ties, top_only, graded, client=client, checkpoint=checkpoint)
         row_ranks, column_ranks, graded_values = ranks.row_ranks, ranks.column_ranks, ranks.graded
-    else:
-        row_ranks, column_ranks = target_ranks(scores, rows=rows, columns=columns, ties=ties, columns_top_only=top_only)
-        graded_values = _graded_ndcg(scores, relevance, judgments, ndcg_metrics, ties, fusion) if graded_ndcg else {}
 
     t2v = RankedQueries.from_targets(n_queries, rows, row_ranks)
     per_query: dict[str, np.ndarray] = {}

@@ -1,7 +1,7 @@
 """One model evaluated from files, as ``tvrbench evaluate`` does: the files read in a fixed order (so
 the first bad one is the one reported) and each named in the result's signature by its digest.
-The engine itself (:func:`~tvrbench.evaluation.engine.evaluate`) takes arrays; this is the layer
-that a script evaluating files shares with the command line."""
+The engine itself (:func:`~tvrbench.evaluation.engine.evaluate`) takes arrays or score sources; this
+is the layer that a script evaluating files shares with the command line."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Optional
 import numpy as np
 
 from tvrbench.io.inputs import CaptionsReading
-from tvrbench.io.shards import ScoreShards, is_sharded
 from tvrbench.signature import input_digest
 
 if TYPE_CHECKING:
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
     from tvrbench.evaluation.labels import Judgments
     from tvrbench.evaluation.settings import EvaluateSettings
     from tvrbench.io.captions import Captions
+    from tvrbench.io.scores import ScoreSource
 
 
 @dataclass(frozen=True)
@@ -41,10 +41,17 @@ class EvaluationFiles:
     reading: CaptionsReading = field(default_factory=CaptionsReading)
 
     @property
+    def score_input(self) -> Path | tuple[Path, Path]:
+        """What :func:`~tvrbench.io.scores.open_scores` opens: the score file, or the pair of embeddings."""
+        return (self.text_embeddings, self.video_embeddings) if self.text_embeddings is not None else self.scores
+
+    @property
     def sharded(self) -> bool:
         """Whether the scores are read (or computed) shard by shard: only those can run on a Dask
-        cluster and resume from a checkpoint."""
-        return self.text_embeddings is not None or is_sharded(self.scores)
+        cluster and resume from a checkpoint. Decided by the form alone, before anything is read."""
+        from tvrbench.io.scores import score_format
+
+        return not score_format(self.score_input).kind.whole
 
     def read(self) -> EvaluationInputs:
         """The scores, labels and signature fields, read in the order of the command's options."""
@@ -52,10 +59,13 @@ class EvaluationFiles:
         from tvrbench.io.captions import read_video_ids
         from tvrbench.io.inputs import read_fire_dataset
         from tvrbench.io.relevance import load_relevance
+        from tvrbench.io.scores import open_scores
 
         captions, video_ids = self.reading.read(self.queries), read_video_ids(self.videos)
-        matrix, fields = self._read_scores(captions, video_ids)  # queries, videos: the engine signs their counts
-        fields = {"queries_file": input_digest("queries", self.queries), "videos_file": input_digest("videos", self.videos), **fields}
+        scores = open_scores(self.score_input, captions.caption_ids, video_ids, self.similarity)  # the engine signs their counts
+        fields = {"queries_file": input_digest("queries", self.queries), "videos_file": input_digest("videos", self.videos)}
+        if self.scores is not None:  # a score file is signed after the captions and videos; embeddings lead, as the engine puts them
+            fields.update(scores.signature_fields)
         fire_labels = qrels_labels = relevance = None
         if self.fire is not None:
             fire_labels = read_fire_dataset(self.fire, captions, self.fire_dataset)
@@ -66,20 +76,8 @@ class EvaluationFiles:
             qrels_labels, fields["qrels"] = read_qrels(self.qrels), input_digest("qrels", self.qrels)
         judgments = Judgments.build(captions, video_ids, fire=fire_labels, qrels=qrels_labels, videos_source=str(self.videos))
         if self.relevance is not None:
-            relevance, fields["proxy"] = load_relevance(self.relevance, matrix.shape, captions, video_ids)
-        return EvaluationInputs(self, captions, matrix, judgments, relevance, fields)
-
-    def _read_scores(self, captions: Captions, video_ids: list[str]) -> tuple[np.ndarray | ScoreShards, dict[str, str]]:
-        """The model's scores and what signs them (the engine signs embeddings and their similarity itself)."""
-        if self.text_embeddings is not None:
-            from tvrbench.evaluation.embeddings import read_embedding_scores
-
-            return read_embedding_scores(self.text_embeddings, self.video_embeddings, self.similarity, len(captions), len(video_ids)), {}
-        from tvrbench.io.inputs import read_score_matrix
-
-        # check_finite=False: the ranking pass reads, and checks, every cell
-        model = read_score_matrix(self.scores, captions.caption_ids, video_ids, check_finite=False, sharded=True)
-        return model.values, {"scores": model.digest}
+            relevance, fields["proxy"] = load_relevance(self.relevance, scores.shape, captions, video_ids)
+        return EvaluationInputs(self, captions, scores, judgments, relevance, fields)
 
 
 @dataclass(frozen=True)
@@ -88,7 +86,7 @@ class EvaluationInputs:
 
     files: EvaluationFiles
     captions: Captions
-    scores: np.ndarray | ScoreShards
+    scores: ScoreSource
     judgments: Judgments
     relevance: Optional[np.ndarray]
     signature_fields: dict[str, str]
@@ -97,23 +95,17 @@ class EvaluationInputs:
         """The engine's result under ``settings`` (on the Dask ``client`` and resuming from ``checkpoint``
         when given); a NaN or infinite score is reported with the file and cell it is in."""
         from tvrbench.evaluation.engine import evaluate
-        from tvrbench.evaluation.ranking import NonFiniteScores
-        from tvrbench.io.scores import require_finite
 
-        try:
-            return evaluate(
-                self.scores,
-                self.judgments,
-                metrics=settings.metrics,
-                ties=settings.ties,
-                ap=settings.ap,
-                ndcg=settings.ndcg,
-                relevance=self.relevance,
-                fusion=settings.fusion,
-                signature_fields=self.signature_fields,
-                client=client,
-                checkpoint=checkpoint,
-            )
-        except NonFiniteScores:
-            require_finite(self.files.scores or self.files.text_embeddings, self.scores)  # names the first bad cell
-            raise
+        return evaluate(
+            self.scores,
+            self.judgments,
+            metrics=settings.metrics,
+            ties=settings.ties,
+            ap=settings.ap,
+            ndcg=settings.ndcg,
+            relevance=self.relevance,
+            fusion=settings.fusion,
+            signature_fields=self.signature_fields,
+            client=client,
+            checkpoint=checkpoint,
+        )

@@ -275,13 +275,14 @@ def score_mc_file(
     contrast_options = _contrast_options(saved_facts)
     records = read_contrast_records(contrast_path) if contrast_path is not None else None  # bad input fails before any model loads
     load_model = functools.cache(lambda: sentence_model(config.blind_model))  # only when used: it is the slowest thing here
-    blind_reference, fields = None, {}
+    blind_reference, fields, scores_field = None, {}, f"scorer={scorer}"
     if scores_path is not None:
-        from tvrbench.io.scores import read_scores
+        from tvrbench.io.scores import open_scores
 
-        scores = read_scores(scores_path)
-        if scores.shape != (len(instances), N_OPTIONS):
-            raise InputError(scores_path, f"has shape {scores.shape}; {mc_path} needs ({len(instances)}, {N_OPTIONS}): one score per option")
+        source = open_scores(scores_path)  # one read: the values and the signature's digest
+        if source.shape != (len(instances), N_OPTIONS):
+            raise InputError(scores_path, f"has shape {source.shape}; {mc_path} needs ({len(instances)}, {N_OPTIONS}): one score per option")
+        scores, scores_field = source.values(), source.digest
     elif scorer == "blind":
         scores, used = blind_scores(instances, load_model(), captions)
         blind_reference = dict(used)
@@ -294,7 +295,7 @@ def score_mc_file(
         fields["lm"] = language_model.name
     outcome = score_mc(instances, scores, contrast_options, records, load_model if contrast_options else None, config.similar_fraction, saved_facts)
     signature = Signature({
-        "mc": input_digest("mc", mc_path), "scores": input_digest("scores", scores_path) if scores_path else f"scorer={scorer}", **fields,
+        "mc": input_digest("mc", mc_path), "scores": scores_field, **fields,
         **({"contrast": input_digest("contrast", contrast_path)} if contrast_path else {}),
         **({"captions": captions_digest(captions)} if captions is not None else {}), "ties": "strict", "similarity": config.blind_model,
     }, ("numpy", "sentence-transformers"))  # fmt: skip

@@ -1,4 +1,5 @@
-"""Ranks of labelled items in a score matrix held as row shards (:mod:`tvrbench.io.shards`).
+"""Ranks of labelled items in scores read as row blocks (shards), a source not held in memory
+(:class:`~tvrbench.io.scores.ScoreSource`: a Zarr store, a folder of ``.npy`` row shards, embeddings).
 
 A text-to-video rank depends on its row alone: each shard's rows are ranked by the in-memory kernel
 (:func:`~tvrbench.evaluation.ranking.target_ranks`). A video-to-text rank depends on a whole
@@ -28,10 +29,9 @@ from scipy import sparse
 from tvrbench.errors import InputError
 from tvrbench.evaluation.labels import Judgments
 from tvrbench.evaluation.metrics import RankedQueries
-from tvrbench.evaluation.ranking import NonFiniteScores, check_tie_rule, target_ranks
+from tvrbench.evaluation.ranking import check_tie_rule, target_ranks
 from tvrbench.io.atomic import atomic_write
-from tvrbench.io.scores import require_finite
-from tvrbench.io.shards import ScoreShards
+from tvrbench.io.scores import ScoreSource
 from tvrbench.progress import track
 from tvrbench.signature import bytes_digest
 
@@ -167,16 +167,13 @@ def _ranks_from_counts(table: _ColumnTable, counts: list[dict], name: str, tie_c
     return np.where(table.values < table.cut[column], depth + 1.0, ranks)  # below the m-th best score: rank m + 1 at least
 
 
-def _first_pass(shards: ScoreShards, shard: int, row_targets, positives, depth, ties: str, graded: dict | None) -> dict:
+def _first_pass(shards: ScoreSource, shard: int, row_targets, positives, depth, ties: str, graded: dict | None) -> dict:
     """Rank the shard's rows; read the scores of its column targets (and with ``depth``, each column's
-    ``depth[c]`` best scores); graded nDCG of its rows."""
+    ``depth[c]`` best scores); graded nDCG of its rows. A NaN or infinite score raises the kernel's
+    ``NonFiniteScores``; the engine has the source name the cell."""
     start, _ = shards.bounds[shard]
     block = shards.read(shard)
-    try:
-        row_ranks, _ = target_ranks(block, rows=row_targets, ties=ties)
-    except NonFiniteScores:
-        require_finite(shards.source, block, first_row=start)  # names the first bad cell
-        raise
+    row_ranks, _ = target_ranks(block, rows=row_targets, ties=ties)
     out = {"row_ranks": row_ranks}
     if positives is not None:
         local = positives.tocoo()
@@ -199,7 +196,7 @@ def _first_pass(shards: ScoreShards, shard: int, row_targets, positives, depth, 
     return out
 
 
-def _second_pass(shards: ScoreShards, shard: int, tables: dict, tie_code: int) -> dict:
+def _second_pass(shards: ScoreSource, shard: int, tables: dict, tie_code: int) -> dict:
     """The shard's column summary for each table of column targets."""
     start, _ = shards.bounds[shard]
     block = shards.read(shard)
@@ -281,7 +278,7 @@ def _judgment_rows(judgments: Judgments, start: int, stop: int) -> Judgments:
 
 
 def sharded_ranks(
-    shards: ScoreShards,
+    shards: ScoreSource,
     rows: sparse.csr_matrix,
     columns: sparse.csr_matrix | None,
     ties: str,

@@ -7,9 +7,8 @@ One rule each, so every command reads the same file the same way:
   names the file, unless the whole text is an existing path (a path may contain ``=``). A bare path
   is named by its file name up to the first dot, without a ``scores_`` prefix (``scores_clip.npy``
   → ``clip``). Two files of one option may not share a name.
-* Scores (:func:`read_score_matrix`): a file ending in one of :data:`RUN_SUFFIXES` is a TREC run, a
-  folder or ``.zarr`` store row shards, anything else a ``.npy`` matrix (rows = captions, columns = videos).
-* Scores in shards: :mod:`tvrbench.io.shards`; relevance matrices: :mod:`tvrbench.io.relevance`;
+* Scores (:func:`open_named_scores`): each file opened by :func:`tvrbench.io.scores.open_scores`,
+  whose one table says what form it is in; relevance matrices: :mod:`tvrbench.io.relevance`;
   sidecars: :mod:`tvrbench.io.sidecars`.
 
 Every reader raises :class:`~tvrbench.errors.InputError` naming the file or option and the problem.
@@ -23,16 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from tvrbench.errors import InputError
 from tvrbench.io.captions import Captions, read_captions
-from tvrbench.io.shards import ScoreShards, is_sharded, open_shards
 
 if TYPE_CHECKING:
     from tvrbench.io.fire import FireLabels
-
-RUN_SUFFIXES = (".run", ".trec", ".txt", ".tsv")
+    from tvrbench.io.scores import ScoreSource
 
 
 # --------------------------------------------------------------------------- NAME=PATH
@@ -88,46 +83,11 @@ class CaptionsReading:
         return read_captions(path, format=self.format, video_list=video_list, trust_pickle=self.trust_pickle)
 
 
-@dataclass(frozen=True)
-class ScoreMatrix:
-    """One model's scores, captions × videos, with what identifies them (as ranx's ``Run``)."""
+def open_named_scores(specs: Iterable[str], option: str, caption_ids: list[str], video_ids: list[str]) -> dict[str, ScoreSource]:
+    """The ``NAME=PATH`` models of one option, by name, each opened by :func:`~tvrbench.io.scores.open_scores`."""
+    from tvrbench.io.scores import open_scores
 
-    name: str
-    values: np.ndarray | ScoreShards  # shards: a matrix too big for memory, read shard by shard
-    digest: str  # the signature's ``scores`` field (:func:`~tvrbench.signature.input_digest`)
-    source: Path
-
-
-def read_score_matrix(
-    path: str | Path, caption_ids: list[str], video_ids: list[str], name: str | None = None, check_finite: bool = True, sharded: bool = False
-) -> ScoreMatrix:
-    """A TREC run (by suffix, see :data:`RUN_SUFFIXES`; unretrieved pairs rank last), a ``.npy`` matrix,
-    a Zarr store or a folder of ``.npy`` row shards (:mod:`tvrbench.io.shards`), rows in the order of
-    ``caption_ids``, columns in that of ``video_ids``. Shards are read whole unless ``sharded`` (for
-    the evaluation, which reads them one at a time): then they are opened, not read.
-
-    ``check_finite=False`` leaves the check of every cell to a ranking pass that reads them anyway.
-    """
-    from tvrbench.signature import input_digest
-
-    path = Path(path)
-    if is_sharded(path):
-        shards = open_shards(path, (len(caption_ids), len(video_ids)))
-        values, digest = shards if sharded else shards.read_all(), shards.digest
-    elif path.suffix.lower() in RUN_SUFFIXES:
-        from tvrbench.io.trec import read_run, run_to_matrix
-
-        values, digest = run_to_matrix(read_run(path), caption_ids, video_ids), input_digest("scores", path)
-    else:
-        from tvrbench.io.scores import read_scores_digest
-
-        values, digest = read_scores_digest(path, shape=(len(caption_ids), len(video_ids)), check_finite=check_finite)
-    return ScoreMatrix(name or default_name(path), values, digest, path)
-
-
-def read_score_matrices(specs: Iterable[str], option: str, caption_ids: list[str], video_ids: list[str]) -> dict[str, ScoreMatrix]:
-    """The ``NAME=PATH`` models of one option, by name."""
-    return {name: read_score_matrix(path, caption_ids, video_ids, name) for name, path in named_paths(specs, option).items()}
+    return {name: open_scores(path, caption_ids, video_ids) for name, path in named_paths(specs, option).items()}
 
 
 # --------------------------------------------------------------------------- FIRE labels

@@ -20,8 +20,7 @@ import numpy as np
 from tvrbench.errors import InputError
 from tvrbench.io.captions import Captions
 from tvrbench.io.files import string_list
-from tvrbench.io.scores import score_header
-from tvrbench.io.shards import read_zarr_matrix
+from tvrbench.io.scores import read_zarr_matrix, score_header
 from tvrbench.io.sidecars import open_sidecar, sidecar_path
 from tvrbench.signature import input_digest
 

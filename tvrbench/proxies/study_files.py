@@ -35,7 +35,7 @@ def curve_study(matrices: dict[str, Path], steps: int) -> CurveStudy:
 
 def gmr_study(scores: dict[str, Path], relevance: Path, threshold: float) -> GmrStudy:
     """Fig. 5: each model's GMR bounds on a video-level proxy (its rows and columns name the scores' columns and rows)."""
-    from tvrbench.io.inputs import read_score_matrix
+    from tvrbench.io.scores import open_scores
     from tvrbench.proxies.studies import gmr_bounds
 
     proxy = open_relevance(relevance, require_sidecar=True)
@@ -44,7 +44,7 @@ def gmr_study(scores: dict[str, Path], relevance: Path, threshold: float) -> Gmr
         raise InputError(relevance, "needs a video-level matrix (tvrbench proxies --level video)")
     caption_video = _caption_video(sidecar, {video: i for i, video in enumerate(sidecar["row_ids"])}, relevance)
     bounds = {
-        name: gmr_bounds(read_score_matrix(path, sidecar["col_ids"], sidecar["row_ids"], name).values, matrix, caption_video, threshold)
+        name: gmr_bounds(open_scores(path, sidecar["col_ids"], sidecar["row_ids"]).values(), matrix, caption_video, threshold)
         for name, path in scores.items()
     }
     files = {"relevance": relevance, "scores": list(scores.values())}
