@@ -13,6 +13,7 @@ import pytest
 
 from tvrbench.cli import run
 from tvrbench.data import sample_path
+from tvrbench.errors import InputError
 from tvrbench.evaluation.reliability import cohen_kappa, krippendorff_alpha_nominal, wilson_interval
 from tvrbench.evaluation.review import make_kit, score_review, write_kit
 from tvrbench.evaluation.review.score import agreement
@@ -280,6 +281,9 @@ def test_a_kit_does_not_replace_a_folder_it_did_not_make(tmp_path, capsys):
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
     argv = ["contrast", "review-kit", "--contrast", f"{FIRST}={tmp_path / 'a.jsonl'}", "--captions", str(CAPTIONS), "--out", str(tmp_path / "mine")]
     assert "holds no review kit" in _error(capsys, argv)
+    kit = make_kit({FIRST: tmp_path / "a.jsonl"}, read_captions(CAPTIONS), CAPTIONS, 5, 2, 0)
+    with pytest.raises(InputError, match="holds no review kit"):  # the Python API too, even told to overwrite
+        write_kit(kit, tmp_path / "mine", overwrite=True)
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
     assert run([*argv[:-1], str(tmp_path / "kit")]) == 0
     assert "holds a review kit already; --overwrite replaces it" in _error(capsys, [*argv[:-1], str(tmp_path / "kit")])

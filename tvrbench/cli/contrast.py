@@ -173,16 +173,11 @@ def review_kit(
     from tvrbench.evaluation.review import make_kit, write_kit
     from tvrbench.io.inputs import named_paths
 
-    if out.is_dir() and any(out.iterdir()):
-        if not (out / "key.json").is_file():
-            raise InputError(out, "is a folder that holds no review kit; choose a new or empty folder")
-        if not overwrite:
-            raise InputError(out, "holds a review kit already; --overwrite replaces it (verdicts made on it will no longer match)")
     kit = make_kit(
         named_paths(contrasts, "--contrast", name_required=True), reading.read(captions), captions, per_source, controls, seed,
         named_paths(references, "--reference", name_required=True),
     )  # fmt: skip
-    write_kit(kit, out)
+    write_kit(kit, out, overwrite)
     typer.echo(f"wrote {out}: {kit.summary}; give readers {out / 'reader'}, keep {out / 'key.json'}", err=True)
     typer.echo(str(kit.signature))
 

@@ -90,12 +90,13 @@ def build_mc_file(
         raise InputError(None, f"unknown MC kind {kind!r}; choose one of {', '.join(MC_KINDS)}")
     check_texts(captions)
     contrasts, saved, review = None, {}, None
+    contrast_digest = input_digest("contrast", contrast_path) if contrast_path else "none"
     if kind != "random":
         if contrast_path is None:
             raise InputError(None, f"--kind {kind} needs --contrast, the {kind} contrast records (JSONL)")
         records = read_contrast_records(contrast_path)
         if reviewed is not None:
-            records, review = _reviewed_records(records, Path(reviewed), Path(contrast_path))
+            records, review = _reviewed_records(records, Path(reviewed), Path(contrast_path), contrast_digest)
         contrasts = check_contrasts(records, captions, kind, str(contrast_path))
         saved = read_sidecar(contrast_path)
     elif reviewed is not None:
@@ -108,7 +109,7 @@ def build_mc_file(
     signature = Signature({
         "kind": kind, "seed": config.seed, "options": config.n_options, "negatives": config.negatives_from,
         "captions": captions_digest(captions),
-        "contrast": input_digest("contrast", contrast_path) if contrast_path else "none",
+        "contrast": contrast_digest,
         **({"reviewed": input_digest("review", reviewed)} if reviewed is not None else {}),
     })  # fmt: skip
     write_mc(out, split.instances)
@@ -116,12 +117,13 @@ def build_mc_file(
     return split
 
 
-def _reviewed_records(records: list, reviewed: Path, contrast_path: Path) -> tuple[list, dict]:
-    """The records no reader rejected in the review ``reviewed``, and the review's figures with how many were dropped."""
+def _reviewed_records(records: list, reviewed: Path, contrast_path: Path, contrast_digest: str) -> tuple[list, dict]:
+    """The records no reader rejected in the review ``reviewed`` of the contrast file (whose digest is
+    ``contrast_digest``), and the review's figures with how many were dropped."""
     from tvrbench.evaluation.review import read_review
     from tvrbench.evaluation.review.score import review_of
 
-    review = review_of(read_review(reviewed), reviewed, contrast_path)
+    review = review_of(read_review(reviewed), reviewed, contrast_path, contrast_digest)
     kept = [record for record in records if (record.caption_id, record.contrast) not in review.rejected]
     return kept, {**review.facts, "dropped": len(records) - len(kept)}
 

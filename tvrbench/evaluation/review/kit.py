@@ -32,6 +32,7 @@ from tvrbench.signature import Signature, input_digest, text_digest
 QUESTION = "Could a person have written this sentence to describe a real video?"
 ANSWERS = ("yes", "no")
 CAPTIONS_SOURCE = "real captions"
+KEY = "key.json"  # the hidden key's file name in a kit folder
 # Shown to every reader with the question; made up, so no sentence of any kit is among them.
 EXAMPLES = {
     "yes": ("a man is slicing tomatoes in a kitchen", "two kids ride bikes down a hill", "a woman explains how to fold a paper crane"),
@@ -104,11 +105,10 @@ class ReviewKit:
 def contrast_sentences(path: str | Path, name: str, role: str = "contrast") -> list[Sentence]:
     """The contrasts of a contrast JSONL file (``tvrbench contrast``) or an MC split's contrast options
     (``mc build`` / ``mc import``; a split without a sidecar: the negative closest to the positive)."""
-    from tvrbench.io.files import read_text_file
+    from tvrbench.io.files import require_file
 
     path = Path(path)
-    first_line = read_text_file(path).lstrip("\ufeff").split("\n", 1)[0]
-    if first_line.startswith("clip\t"):
+    if require_file(path, "a contrast file or an MC split").removeprefix(b"\xef\xbb\xbf").startswith(b"clip\t"):  # an MC TSV's header
         from tvrbench.evaluation.mc import saved_contrast_options
         from tvrbench.generators.mc import infer_contrast_option
         from tvrbench.io.mc import read_mc
@@ -188,18 +188,25 @@ def make_kit(
     return ReviewKit(sentences, sources, signature, seed)
 
 
-def write_kit(kit: ReviewKit, folder: Path) -> None:
-    """The kit folder (module docstring), built beside ``folder`` and moved into place when complete."""
+def write_kit(kit: ReviewKit, folder: Path, overwrite: bool = False) -> None:
+    """The kit folder (module docstring), built beside ``folder`` and moved into place when complete.
+    It replaces only an earlier kit, and that only with ``overwrite``: a folder that holds anything
+    else is never removed."""
     from tvrbench.io.atomic import atomic_folder
     from tvrbench.io.csv_tables import write_csv
 
+    if folder.is_dir() and any(folder.iterdir()):
+        if not (folder / KEY).is_file():
+            raise InputError(folder, "is a folder that holds no review kit; choose a new or empty folder")
+        if not overwrite:
+            raise InputError(folder, "holds a review kit already; --overwrite replaces it (verdicts made on it will no longer match)")
     with atomic_folder(folder) as staging:
         reader = staging / "reader"
         rows = [{"number": number, "sentence": s.sentence, "verdict": ""} for number, s in enumerate(kit.sentences, start=1)]
         write_csv(reader / "sentences.csv", rows, ("number", "sentence", "verdict"))
         (reader / "instructions.md").write_text(INSTRUCTIONS, encoding="utf-8")
         (reader / "form.html").write_text(form_html(kit), encoding="utf-8")
-        (staging / "key.json").write_text(json.dumps(kit.key(), indent=2) + "\n", encoding="utf-8")
+        (staging / KEY).write_text(json.dumps(kit.key(), indent=2) + "\n", encoding="utf-8")
 
 
 def form_html(kit: ReviewKit) -> str:

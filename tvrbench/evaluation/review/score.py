@@ -22,18 +22,21 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.evaluation.reliability import cohen_kappa, krippendorff_alpha_nominal, wilson_interval
-from tvrbench.evaluation.review.kit import ANSWERS
+from tvrbench.evaluation.review.kit import ANSWERS, KEY
 from tvrbench.results import Table, TablesOfJson, analysis_signature
 from tvrbench.signature import Signature, input_digest
 
 CARE = 0.8  # a reader who accepts fewer real captions than this is flagged
-KEY = "key.json"
 
 
-def read_key(kit: Path) -> dict:
-    """The hidden key of kit folder ``kit``; InputError when it is missing or not a kit's, or when a
+def key_path(kit: Path) -> Path:
+    """The hidden key of kit folder ``kit`` (or ``kit`` itself, a key file)."""
+    return kit / KEY if kit.is_dir() else kit
+
+
+def read_key(path: Path) -> dict:
+    """The key at ``path`` (:func:`key_path`); InputError when it is missing or not a kit's, or when a
     file the kit was made from has changed since (a file no longer there is not checked)."""
-    path = kit / KEY if kit.is_dir() else kit
     try:
         key = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -189,12 +192,11 @@ class ReviewScore(TablesOfJson):
 
 def score_review(kit: Path, verdict_files: Sequence[Path]) -> ReviewScore:
     """Read kit folder ``kit``'s key and the filled ``verdict_files``, and score them."""
-    key = read_key(kit)
+    key = read_key(key_path(kit))
     if not verdict_files:
         raise InputError(None, "no verdict file: give --verdicts FILE (one or more)")
     figures = score_verdicts(key, read_verdicts(verdict_files, key))
-    key_path = kit / KEY if kit.is_dir() else kit
-    signature = analysis_signature("review-score", {"kit": key_path, "verdicts": list(verdict_files)}, {"readers": len(figures["readers"])})
+    signature = analysis_signature("review-score", {"kit": key_path(kit), "verdicts": list(verdict_files)}, {"readers": len(figures["readers"])})
     return ReviewScore(figures, signature)
 
 
@@ -220,10 +222,9 @@ class ContrastReview:
     facts: dict
 
 
-def review_of(review: dict, review_path: Path, contrast_path: Path) -> ContrastReview:
-    """The review of ``contrast_path`` in ``review`` (read from ``review_path``); InputError when the
-    file has changed since its kit was made, or was not reviewed there."""
-    digest = input_digest("contrast", contrast_path)
+def review_of(review: dict, review_path: Path, contrast_path: Path, digest: str) -> ContrastReview:
+    """The review of ``contrast_path`` (whose ``contrast`` digest is ``digest``) in ``review`` (read from
+    ``review_path``); InputError when the file has changed since its kit was made, or was not reviewed there."""
     named = {name: figures for name, figures in review["sources"].items() if figures.get("role") == "contrast"}
     found = next((name for name, figures in named.items() if figures.get("digest") == digest), None)
     if found is None:
