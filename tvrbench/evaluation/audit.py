@@ -369,7 +369,7 @@ def audit_split(
     from tvrbench.evaluation.mc import SCORERS, blind_scores, lm_scores, mc_outcomes, summarize
     from tvrbench.generators.records import read_sidecar
     from tvrbench.io.sidecars import sidecar_path
-    from tvrbench.resources import sentence_model
+    from tvrbench.resources import sentence_model, sentence_model_name
 
     unknown = sorted(set(scorers) - set(SCORERS))
     if unknown:
@@ -397,6 +397,6 @@ def audit_split(
         sources[role], sources[f"{role}_sidecar"] = path, sidecar_path(path)
     fields = {"seed": seed, "folds": FOLDS, "lm": language_model.name, "scorers": list(scorers)}
     if "blind" in scorers:
-        fields["similarity"] = config.blind_model
+        fields["similarity"] = sentence_model_name(config.blind_model)
     signature = analysis_signature("mc-audit", sources, fields, ("numpy", "scikit-learn", "sentence-transformers"))
     return SplitAudit(splits, signature)

@@ -261,7 +261,7 @@ def score_mc_file(
     not carry their sentence cosine.
     """
     from tvrbench.io.mc import read_mc
-    from tvrbench.resources import sentence_model
+    from tvrbench.resources import sentence_model, sentence_model_name
     from tvrbench.signature import captions_digest, input_digest
 
     if (scores_path is None) == (scorer is None):
@@ -297,7 +297,8 @@ def score_mc_file(
     signature = Signature({
         "mc": input_digest("mc", mc_path), "scores": scores_field, **fields,
         **({"contrast": input_digest("contrast", contrast_path)} if contrast_path else {}),
-        **({"captions": captions_digest(captions)} if captions is not None else {}), "ties": "strict", "similarity": config.blind_model,
+        **({"captions": captions_digest(captions)} if captions is not None else {}),
+        "ties": "strict", "similarity": sentence_model_name(config.blind_model),
     }, ("numpy", "sentence-transformers"))  # fmt: skip
     return MCScore(outcome, signature, blind_reference)
 

@@ -21,14 +21,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import sys
 import zlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tvrbench.errors import InputError
-from tvrbench.generators.base import Candidate, CaptionItem, Check, ContrastSearch, Outcome
+from tvrbench.generators.base import Candidate, CaptionItem, Check, ContrastSearch, Outcome, parsed_text
 from tvrbench.generators.lm import LanguageModel, load_language_model
 from tvrbench.generators.records import ContrastRecord
 from tvrbench.io.captions import Captions
@@ -148,19 +147,15 @@ class ContrastGenerator:
 
 class Job:
     """A generator and the context of one set of captions: what searches a chunk, in this process or
-    on a Dask worker. It pickles without its search, which is built again where it lands.
-
-    Model scores differ in their last bits with the number of threads that computed them, so the
-    job keeps this process's torch thread count and a worker scores with the same (Dask starts its
-    workers on one)."""
+    on a Dask worker, with any number of threads (the numeric contract: :mod:`tvrbench.numerics`).
+    It pickles without its search, which is built again where it lands."""
 
     def __init__(self, generator: ContrastGenerator, context):
         self.generator = generator
         self.context = context
-        self.threads = torch_threads()
 
     def __getstate__(self) -> dict:
-        return {"generator": self.generator, "context": self.context, "threads": self.threads}
+        return {"generator": self.generator, "context": self.context}
 
     @functools.cached_property
     def search(self) -> ContrastSearch:
@@ -168,8 +163,7 @@ class Job:
 
     def run(self, items: Sequence[CaptionItem], search: ContrastSearch | None = None) -> list[Outcome]:
         """Outcomes of one chunk; items that come without their parse are parsed here."""
-        torch_threads(self.threads)
-        docs = iter(self.generator.nlp.pipe([item.text for item in items if item.doc is None]))
+        docs = iter(self.generator.nlp.pipe([parsed_text(item.text) for item in items if item.doc is None]))
         parsed = [item if item.doc is not None else dataclasses.replace(item, doc=next(docs)) for item in items]
         return (search or self.search).run(parsed)
 
@@ -179,16 +173,6 @@ class Job:
         depend on the whole set, and a resumed or a Dask run still ends byte-identical."""
         policy = self.generator.set_policy()
         return {} if policy is None else policy.apply(self, items, records)
-
-
-def torch_threads(threads: int | None = None) -> int | None:
-    """Set torch's intra-op thread count (when torch is loaded and ``threads`` given); return it."""
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return threads
-    if threads is not None and torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
-    return torch.get_num_threads()
 
 
 class Excluded:

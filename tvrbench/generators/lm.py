@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ import numpy as np
 
 from tvrbench.errors import InputError, MissingResource
 from tvrbench.generators.config import Device
+from tvrbench.numerics import NATS_PER_TOKEN, regime, rounded
 from tvrbench.offline_lms import OFFLINE_LMS, is_gguf, offline_model, resolve
 from tvrbench.resources import torch_device
 
@@ -39,6 +41,9 @@ CMU_MODEL = "en-us/en-us.lm.bin"
 UNKNOWN_LOG10 = -10.0  # an unknown word, when the model has no <unk>
 NGRAM_SUFFIXES = (".arpa", ".lm", ".bin", ".dmp", ".lm.bin")
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)*")
+OUTPUT_ROWS = 128  # positions through a causal LM's output layer at once
+MIN_ROWS = 8  # fewest rows of a product: below 4, MKL takes other kernels
+MAX_TOKENS = 256  # a text's tokens a causal LM scores (MSR-VTT's longest caption has about 40)
 
 
 class LanguageModel(Protocol):
@@ -118,7 +123,7 @@ def preference(lm: LanguageModel, originals: Sequence[str], contrasts: Sequence[
     gaps = np.array([means[o] - means[c] for o, c in zip(originals, contrasts)])
     if not gaps.size:
         return Preference(lm.name, 0, None, None)
-    return Preference(lm.name, int(gaps.size), float(np.mean(gaps > 0)), float(np.median(gaps)))
+    return Preference(lm.name, int(gaps.size), float(np.mean(gaps > 0)), rounded(np.median(gaps), NATS_PER_TOKEN))
 
 
 # --------------------------------------------------------------------------- n-gram
@@ -216,6 +221,7 @@ class CausalLM:
         self.batch_size = batch_size
         self.cache: dict[str, np.ndarray] = {}
         self.cache_limit = cache_limit
+        self.windowed = 0  # texts scored on their first MAX_TOKENS tokens
 
     @functools.cached_property
     def pinned(self) -> tuple[str, str | None]:
@@ -226,10 +232,12 @@ class CausalLM:
 
     @functools.cached_property
     def name(self) -> str:
+        """The weights' pin, and what the scores depend on when they are made outside the numeric contract."""
         from tvrbench.generators.t5 import inference_dtype
 
-        dtype = str(inference_dtype(torch_device(self.device), "causal")).removeprefix("torch.")
-        return f"causal={self.pinned[0]}" + ("" if dtype == "float32" else f"({dtype})")
+        place = torch_device(self.device)
+        outside = regime(place, str(inference_dtype(place, "causal")).removeprefix("torch."))
+        return f"causal={self.pinned[0]}" + (f"({outside})" if outside else "")
 
     @functools.cached_property
     def loaded(self):
@@ -269,8 +277,8 @@ class CausalLM:
         missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
         if len(self.cache) + len(missing) > self.cache_limit:
             self.cache.clear()
-        rows = [self.start + self.ids(text) for text in missing]
-        self.cache.update(zip(missing, self._row_logprobs(rows, prefix=None)))
+        rows = [self._window(self.start + self.ids(text)) for text in missing]
+        self.cache.update(zip(missing, self._logprobs(self._states(rows))))
         return [self.cache[t] for t in texts]
 
     def clear_cache(self) -> None:
@@ -284,19 +292,16 @@ class CausalLM:
         import torch
 
         head = left.rstrip()
-        prefix = self.start + self.ids(head)
-        with torch.no_grad():
-            out = self.model(input_ids=torch.tensor([prefix], device=self.model.device), use_cache=True)
-        first = torch.log_softmax(out.logits[0].float(), dim=-1)  # the prefix's own tokens, and the first of each fill
-        left_logprobs = first[:-1].gather(-1, torch.tensor(prefix[1:], device=first.device)[:, None])[:, 0].double().cpu().numpy()
-        cache = [(layer.keys, layer.values) for layer in getattr(out, self.cache_keyword).layers]
+        prefix = self._window(self.start + self.ids(head))
+        hidden, cache = self._prefix(prefix)
         rows, cuts = [], []
         for fill in fills:
             text = left[len(head) :] + fill
             encoded = self.tokenizer(text + right, add_special_tokens=False, return_offsets_mapping=True)
-            rows.append(encoded["input_ids"])
+            rows.append(self._window(encoded["input_ids"], len(prefix)))
             cuts.append(sum(end <= len(text) for _, end in encoded["offset_mapping"]))
-        scored = self._row_logprobs(rows, prefix=(cache, first[-1]))
+        left_tokens = torch.tensor(prefix[1:], dtype=torch.long, device=hidden.device)
+        left_logprobs, *scored = self._logprobs([(hidden[:-1], left_tokens), *self._states(rows, (cache, hidden[-1:]))])
         return [SpanLogprobs(left_logprobs, logprobs[:cut], logprobs[cut:]) for logprobs, cut in zip(scored, cuts)]
 
     def next_words(self, left: str, top: int) -> list[str]:
@@ -307,7 +312,7 @@ class CausalLM:
         head = left.rstrip()
         prefix = self.start + self.ids(head)
         with torch.no_grad():
-            logits = self.model(input_ids=torch.tensor([prefix], device=self.model.device)).logits[0, -1].float()
+            logits = self.model(input_ids=torch.tensor([prefix], device=self.model.device), logits_to_keep=1).logits[0, -1].float()
         before = self.tokenizer.decode(prefix, skip_special_tokens=True)
         words = []
         for token in torch.topk(logits, top).indices.tolist():
@@ -317,51 +322,85 @@ class CausalLM:
                 words.append(word)
         return words
 
-    def _next_logprobs(self, hidden, tokens):
-        """ln P of each of ``tokens`` given the hidden state before it: the output layer row by row, so a
-        batch never holds its logits over the whole vocabulary at once (Gemma's: 262,144 a token)."""
+    def _window(self, ids: list[int], before: int = 0) -> list[int]:
+        """The first ``MAX_TOKENS`` tokens of a text (``before`` of them already given): a longer one
+        is scored on that window, said once, so memory and time stay bounded whatever the input."""
+        if before + len(ids) <= MAX_TOKENS:
+            return ids
+        if not self.windowed:
+            print(f"tvrbench: a text longer than {MAX_TOKENS} tokens is scored on its first {MAX_TOKENS} (docs/numerics.md)", file=sys.stderr)
+        self.windowed += 1
+        return ids[: max(MAX_TOKENS - before, 0)]
+
+    def _prefix(self, prefix: list[int]):
+        """The hidden states of a shared left context, and its key-value cache (one tensor pair per layer)."""
         import torch
 
-        logits = self.model.get_output_embeddings()(hidden).float()
-        cap = getattr(self.model.config, "final_logit_softcapping", None)
-        if cap:
-            logits = torch.tanh(logits / cap) * cap
-        return torch.log_softmax(logits, dim=-1).gather(-1, tokens[:, None])[:, 0]
+        with torch.no_grad():
+            out = self.model.base_model(input_ids=torch.tensor([prefix], device=self.model.device), use_cache=True)
+        return out.last_hidden_state[0], [(layer.keys, layer.values) for layer in getattr(out, self.cache_keyword).layers]
 
-    def _row_logprobs(self, rows: list[list[int]], prefix) -> list[np.ndarray]:
-        """Log-probability of every token of each row (after the first, or all of them after a shared
-        ``prefix``: its key-value cache and the log-probabilities of the token after it).
+    def _states(self, rows: list[list[int]], prefix=None) -> list[tuple]:
+        """Each row's hidden states before each of its tokens, and those tokens: after the first token, or
+        all of them after a shared ``prefix`` (its key-value cache and its last hidden state).
 
         Rows are batched only with rows of the same length, ``batch_size`` at a time, so no padding ever
-        enters a batch. A row's score can still differ in its last bits with the other rows of its batch
-        (a batch of one takes other kernels), so a caller that must give the same bits in every run
-        (the verb generator) scores one target's texts at a time."""
+        enters a batch; a batch of fewer than ``MIN_ROWS`` tokens repeats its first row up to that, so
+        every product takes the kernels that give a row the same bits in any batch."""
         import torch
         from transformers import DynamicCache
 
         by_length: dict[int, list[int]] = {}
         for k, row in enumerate(rows):
             by_length.setdefault(len(row), []).append(k)
-        out: list[np.ndarray] = [np.zeros(0)] * len(rows)
+        states: list = [None] * len(rows)
         for length, members in sorted(by_length.items()):
             for start in range(0, len(members), self.batch_size):
                 batch = members[start : start + self.batch_size]
-                ids = torch.tensor([rows[k] for k in batch], device=self.model.device)
+                repeats = max(0, -(-MIN_ROWS // max(length, 1)) - len(batch))
+                ids = torch.tensor([rows[k] for k in [*batch, *[batch[0]] * repeats]], dtype=torch.long, device=self.model.device)
+                if not length:  # an empty row has no token to score
+                    for k in batch:
+                        states[k] = (torch.zeros((0, self.model.config.hidden_size), device=ids.device), ids[0])
+                    continue
                 cache, past = None, 0
-                if prefix is not None and length:
+                if prefix is not None:
                     cache, past = DynamicCache(config=self.model.config), prefix[0][0][0].shape[2]
                     for index, (keys, values) in enumerate(prefix[0]):
-                        cache.update(keys.expand(len(batch), -1, -1, -1).contiguous(), values.expand(len(batch), -1, -1, -1).contiguous(), index)
-                mask = torch.ones((len(batch), past + length), dtype=torch.long, device=ids.device)  # a batch of one takes the same kernels
+                        cache.update(keys.expand(len(ids), -1, -1, -1).contiguous(), values.expand(len(ids), -1, -1, -1).contiguous(), index)
+                mask = torch.ones((len(ids), past + length), dtype=torch.long, device=ids.device)  # a batch of one takes the same kernels
                 with torch.no_grad():
-                    inputs = {"input_ids": ids, "attention_mask": mask, self.cache_keyword: cache}
-                    hidden = self.model.base_model(**inputs).last_hidden_state if length else None
-                    for row, k in enumerate(batch):
-                        values = self._next_logprobs(hidden[row, :-1], ids[row, 1:]) if length > 1 else torch.zeros(0)
-                        if prefix is not None and length:  # the first token, after the shared prefix
-                            values = torch.cat([prefix[1][ids[row, :1]], values])
-                        out[k] = values.double().cpu().numpy()
-        return out
+                    hidden = self.model.base_model(input_ids=ids, attention_mask=mask, **{self.cache_keyword: cache}).last_hidden_state
+                for row, k in enumerate(batch):
+                    states[k] = (torch.cat([prefix[1], hidden[row, :-1]]), ids[row]) if prefix is not None else (hidden[row, :-1], ids[row, 1:])
+        return states
+
+    def _logprobs(self, states: list[tuple]) -> list[np.ndarray]:
+        """ln P of each state's tokens given the hidden states before them. The output layer (Gemma's:
+        262,144 words) reads its whole weight matrix per product, so every position of the call goes
+        through it together, ``OUTPUT_ROWS`` at a time: that bounds the logits held at once (128 MB)
+        whatever the texts' length. A product has at least ``MIN_ROWS`` rows (zeros pad it): MKL takes
+        other kernels for fewer, and under the numeric contract a position's bits then do not depend on
+        the positions beside it (strict mode: the same bits for any row count from 4 up)."""
+        import torch
+
+        if not states:
+            return []
+        hidden = torch.cat([h for h, _ in states])
+        tokens = torch.cat([t for _, t in states])
+        output = self.model.get_output_embeddings()
+        cap = getattr(self.model.config, "final_logit_softcapping", None)
+        out = []
+        with torch.no_grad():
+            for start in range(0, len(tokens), OUTPUT_ROWS):
+                chunk = hidden[start : start + OUTPUT_ROWS]
+                padded = torch.cat([chunk, chunk.new_zeros(MIN_ROWS - len(chunk), chunk.shape[1])]) if len(chunk) < MIN_ROWS else chunk
+                logits = output(padded)[: len(chunk)].float()
+                if cap:
+                    logits = torch.tanh(logits / cap) * cap
+                out.append(torch.log_softmax(logits, dim=-1).gather(-1, tokens[start : start + OUTPUT_ROWS, None])[:, 0])
+        flat = torch.cat(out).double().cpu().numpy() if out else np.zeros(0)
+        return np.split(flat, np.cumsum([len(t) for _, t in states])[:-1])
 
 
 def load_language_model(spec: str = NGRAM, batch_size: int = 16, device: Device = "cpu") -> LanguageModel:

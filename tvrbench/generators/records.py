@@ -230,6 +230,7 @@ class ResumableJsonl:
         header = _json_line(lines[0])
         if not isinstance(header, dict) or header.get("signature") != self.signature:
             if isinstance(header, dict) and isinstance(header.get("signature"), str):
+                self._check_regime(header["signature"])
                 print(f"not resuming {self.partial}: its records were made with another {self._changed(header['signature'])}; starting over",
                       file=sys.stderr)  # fmt: skip
             return {}
@@ -240,6 +241,16 @@ class ResumableJsonl:
                 break  # torn tail of an interrupted write (or damage): everything before it is complete
             done[entry["caption_id"]] = entry
         return done
+
+    def _check_regime(self, other: str) -> None:
+        """A partial file whose scores were made under another numeric regime is refused: its records
+        and this run's would not be the same bytes, nor could a rerun tell them apart."""
+        from tvrbench.numerics import CONTRACT, regimes_in
+
+        theirs, ours = regimes_in(other), regimes_in(self.signature)
+        if theirs != ours:
+            made, now = (", ".join(sorted(names)) or CONTRACT for names in (theirs, ours))
+            raise InputError(self.partial, f"its scores were made under {made}, this run's under {now}; resume it there, or remove it to start over")
 
     def _changed(self, other: str) -> str:
         """The signature fields ``other`` differs in (``signature`` when it is not one)."""

@@ -24,6 +24,7 @@ from tvrbench.errors import InputError
 from tvrbench.generators.base import Candidate, Request, match_case, replace_tokens
 from tvrbench.generators.config import Device, FinetuneConfig, T5GeneratorConfig
 from tvrbench.io.atomic import atomic_folder
+from tvrbench.numerics import NATS, rounded
 from tvrbench.resources import torch_device, transformers_library
 
 SENTINEL = "<extra_id_0>"
@@ -35,15 +36,13 @@ _SENTINELS = re.compile(r"<extra_id_(\d+)>")
 
 
 def inference_dtype(place: str, kind: Literal["seq2seq", "causal"]):
-    """On a GPU bf16 when it has it, else fp16 for a causal LM (its log-softmax is taken in fp32) and
-    fp32 for T5, whose activations overflow fp16. On the CPU fp32, but bf16 for a causal LM where the
-    CPU multiplies bf16 natively (AVX-512 BF16, AMX): Gemma 3 270M scores verb contrasts 3.5 times
-    faster so, and tells the plausible ones as well (docs/contrast.md)."""
+    """float32 on the CPU, the numeric contract (:mod:`tvrbench.numerics`). On a GPU, outside it: bf16
+    when it has it, else fp16 for a causal LM (its log-softmax is taken in fp32) and fp32 for T5,
+    whose activations overflow fp16."""
     import torch
 
     if place == "cpu":
-        native = getattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)() or getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)()
-        return torch.bfloat16 if kind == "causal" and native else torch.float32
+        return torch.float32
     if torch.cuda.is_bf16_supported():
         return torch.bfloat16
     return torch.float16 if kind == "causal" else torch.float32
@@ -202,7 +201,7 @@ class T5Verbs:
                     continue
                 seen.add(fill.lower())
                 replacement = replace_tokens(doc, target.start, target.end, match_case(fill, original))
-                candidates.append(Candidate(request, (replacement,), {"t5_rank": len(candidates), "t5_score": round(score, 6), "fill": fill}))
+                candidates.append(Candidate(request, (replacement,), {"t5_rank": len(candidates), "t5_score": rounded(score, NATS), "fill": fill}))
                 if len(candidates) == self.config.num_candidates:
                     break
             lists.append(candidates)

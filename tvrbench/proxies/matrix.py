@@ -223,11 +223,12 @@ def _cosine_kernel(
     fields: dict,
 ):
     from tvrbench.proxies.learned import CosineKernel, sentence_embeddings, unit_rows, video_embeddings
+    from tvrbench.resources import sentence_model_name
 
     fields["cosine"] = "clipped-at-0"
     if proxy == "embedding":
         vectors = sentence_embeddings(texts, config.embedding_model, config.embedding_batch_size)
-        fields["model"] = config.embedding_model
+        fields["model"] = sentence_model_name(config.embedding_model)
         return CosineKernel(vectors if level == "caption" else video_embeddings(vectors, groups), vectors), ["sentence-transformers"]
     if features is None:
         raise InputError(None, "the visual proxy needs video features (--features FEATURES.npy)")

@@ -26,6 +26,7 @@ import numpy as np
 
 from tvrbench.generators.base import Candidate, Check, by_target
 from tvrbench.generators.config import MeaningConfig, PerplexityConfig
+from tvrbench.numerics import COSINE, PERPLEXITY, RATIO, rounded, significant
 
 
 class CandidateParses:
@@ -164,11 +165,9 @@ class Perplexity:
         cfg = self.config
         for original, new in self.spans.of(candidates):
             ppl_o, ppl_m = np.exp(-original.tokens.mean()), np.exp(-new.tokens.mean())
-            diff = (ppl_m - ppl_o) / ppl_o
+            diff, ppl_m = rounded((ppl_m - ppl_o) / ppl_o, RATIO), significant(ppl_m, PERPLEXITY)  # decided on as written
             passed = diff < cfg.ppl_diff_max or (diff < cfg.ppl_diff_max_if_fluent and ppl_m < cfg.ppl_fluent_max)
-            checks.append(
-                Check(bool(passed), round(float(diff), 6), {"ppl_original": round(float(ppl_o), 4), "ppl_contrast": round(float(ppl_m), 4)})
-            )
+            checks.append(Check(bool(passed), diff, {"ppl_original": significant(ppl_o, PERPLEXITY), "ppl_contrast": ppl_m}))
         return checks
 
 
@@ -208,8 +207,9 @@ class VerbChanged:
         checks = []
         for news, olds, cosine in zip(new, old, cosines):
             antonym = any(n in self.wordnet_verbs.antonyms(o) for o in olds for n in news)
+            cosine = None if cosine is None else rounded(cosine, COSINE)
             passed = not news or antonym or (cosine is not None and cosine < self.config.verb_cosine_max)
-            checks.append(Check(bool(passed), None if cosine is None else round(float(cosine), 6), {"antonym": antonym}))
+            checks.append(Check(bool(passed), cosine, {"antonym": antonym}))
         return checks
 
 
@@ -238,7 +238,7 @@ class MeaningChanged:
             sentence[group] = vectors[1:] @ vectors[0]
         checks = []
         for news, verb, cosine in zip(verbs, changed, sentence):
-            cosine = None if np.isnan(cosine) else round(float(cosine), 6)
+            cosine = None if np.isnan(cosine) else rounded(cosine, COSINE)
             passed = not news or verb["antonym"] or (cosine is not None and cosine < self.config.sentence_cosine_max)
             checks.append(Check(bool(passed), cosine, {"antonym": verb["antonym"], "verb_cosine": verb["score"], "sentence_cosine": cosine}))
         return checks

@@ -23,7 +23,7 @@ import weakref
 from collections import Counter
 from dataclasses import replace
 
-from tvrbench.generators.base import CaptionItem, ContrastSearch, Request
+from tvrbench.generators.base import CaptionItem, ContrastSearch, Request, parsed_text
 from tvrbench.generators.config import VerbConfig
 from tvrbench.generators.core import ContrastGenerator, Excluded, SubstituteCap
 from tvrbench.generators.lm import LanguageModel, load_language_model
@@ -95,7 +95,11 @@ class VerbContrasts(ContrastGenerator):
 
     def __init__(self, config: VerbConfig = VerbConfig(), train_captions: Captions | None = None):
         super().__init__(config, config.chunk_size)
-        self.train = CaptionVerbs(self.nlp.pipe(train_captions.texts, batch_size=256), self.wordnet_usage[0]) if train_captions is not None else None
+        self.train = (
+            CaptionVerbs(self.nlp.pipe(map(parsed_text, train_captions.texts), batch_size=256), self.wordnet_usage[0])
+            if train_captions is not None
+            else None
+        )
         self.train_digest = text_digest(train_captions.texts) if train_captions is not None else None
 
     @functools.cached_property
@@ -150,7 +154,7 @@ class VerbContrasts(ContrastGenerator):
         """The items parsed, and how these captions and the training captions use their verbs, with
         each verb's draw prior (:func:`~tvrbench.generators.verb.choice.substitute_prior`): one pass of
         the source and the constraints over every target, which the search then reuses."""
-        docs = list(self.nlp.pipe(captions.texts, batch_size=256))
+        docs = list(self.nlp.pipe(map(parsed_text, captions.texts), batch_size=256))
         items = [replace(item, doc=doc) for item, doc in zip(self.items(captions), docs)]
         classes = self.wordnet_usage[0]
         collection = self.train.with_docs(docs, classes) if self.train is not None else CaptionVerbs(docs, classes)
@@ -181,7 +185,7 @@ class VerbContrasts(ContrastGenerator):
 
     def signature_fields(self, search: ContrastSearch) -> dict:
         from tvrbench.generators.verb.counterfit import verb_vectors
-        from tvrbench.resources import spacy_pipeline_id
+        from tvrbench.resources import sentence_model_name, spacy_pipeline_id
 
         fields = {
             "pipeline": spacy_pipeline_id(self.nlp),
@@ -195,4 +199,6 @@ class VerbContrasts(ContrastGenerator):
             "verb_vectors": verb_vectors().name,
         }
         fields |= {"preset": self.config.preset} if self.config.preset else {}
+        encoder = sentence_model_name(self.config.meaning.embedding_model, self.config.device)  # named when outside the numeric contract
+        fields |= {"encoder": encoder} if encoder != self.config.meaning.embedding_model else {}
         return fields | ({"train": self.train_digest} if self.train_digest is not None else {})

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from tvrbench.generators.base import Candidate, Check, by_target
 from tvrbench.generators.lm import LanguageModel, SpanLogprobs
+from tvrbench.numerics import NATS, rounded
 
 
 class SpanScores:
@@ -82,10 +83,11 @@ class ReadsAsReal:
         checks: list[Check] = [Check(False)] * len(candidates)
         for target, positions in by_target(candidates).items():
             gaps, compared = self.gaps([candidates[k] for k in positions])
+            gaps = [rounded(gap, NATS) for gap in gaps]  # decided on as the record shows them (tvrbench.numerics)
             best = self.best[target] = max(self.best.get(target, -float("inf")), *gaps)
             for k, gap in zip(positions, gaps):
-                passed = gap >= best - self.max_behind_best and gap >= -self.max_loss
-                checks[k] = Check(bool(passed), round(float(gap), 6), {"compared": compared, "best": round(float(best), 6)})
+                passed = gap >= rounded(best - self.max_behind_best, NATS) and gap >= -self.max_loss
+                checks[k] = Check(bool(passed), gap, {"compared": compared, "best": best})
         return checks
 
     def gaps(self, candidates: Sequence[Candidate]) -> tuple[list[float], str]:
