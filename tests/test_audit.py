@@ -4,9 +4,12 @@ split, where the figures travel (contrast sidecar, MC sidecar, card, report), an
 
 from __future__ import annotations
 
+import contextlib
 import html
+import io
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -220,7 +223,9 @@ def test_the_figures_travel_from_the_contrast_sidecar_to_the_card_and_report(tmp
     assert "- audit:" not in config and "\n| figure | value |\n| --- | ---: |\n| pairs (contrast, positive) |" in config
     assert f"| hypothesis-only accuracy (chance 50 %) | {accuracy} |" in config and " ".join(pair_reading(audit)) in config
     page = render_report(ReportContent(mc={"gender": mc_items(tmp_path / "gender.tsv")}))
-    assert f"Text-only audit of its contrast set: hypothesis-only accuracy (chance 50 %) {accuracy};" in page
+    split_pairs = sum(entry["contrast_option"] is not None for entry in json.loads((tmp_path / "gender.tsv.json").read_text())["instances"])
+    whose = f"its contrast set ({audit['pairs']} pairs; this split holds {split_pairs} of them)"  # one caption of each video
+    assert f"Text-only audit of {whose}: hypothesis-only accuracy (chance 50 %) {accuracy};" in page
     assert html.escape(" ".join(pair_reading(audit))) in page  # and what the figures say
 
     small = tmp_path / "small.csv"
@@ -243,7 +248,7 @@ def run_cli(*args) -> subprocess.CompletedProcess:
 
 
 def test_cli_audits_a_split_beside_a_reference(tmp_path):
-    """The one test that loads the sentence model (the blind scorer)."""
+    """With the next, the tests that load the sentence model (the blind scorer)."""
     write_split(tmp_path / "zebra.tsv", *zebra_pairs(20))
     rng = np.random.default_rng(9)
     positives = sentences(rng, 20)
@@ -263,6 +268,28 @@ def test_cli_audits_a_split_beside_a_reference(tmp_path):
     assert saved["splits"]["zebra.tsv"]["pairs"]["substitutes"]["top1"] == "zebra"
     assert saved["splits"]["human.tsv"]["pairs"]["substitutes"]["tokens"] <= 4 * 20
     assert "|mc:" in saved["signature"] and "|reference:" in saved["signature"] and "|reference_sidecar:" in saved["signature"]
+
+
+def test_the_report_states_a_splits_lm_preference_once(tmp_path):
+    """Issue 38: above a split's items the report gave its contrast file's LM preference (every record, 47
+    pairs on the sample) and its audit table the split's (one caption a video, 23 pairs): one figure, two
+    values. Given the split's mc audit, every place the page states it shows the audit's one value."""
+    from tvrbench.cli import run
+
+    captions = str(sample_path("captions.csv"))
+    out = {name: str(tmp_path / name) for name in ("gender.jsonl", "gender.tsv", "audit.json", "report.html")}
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert run(["contrast", "gender", "--captions", captions, "--out", out["gender.jsonl"], "--lm", "ngram"]) == 0
+        assert run(["mc", "build", "--captions", captions, "--kind", "gender", "--contrast", out["gender.jsonl"], "--out", out["gender.tsv"]]) == 0
+        assert run(["mc", "audit", "--mc", out["gender.tsv"], "--lm", "ngram", "--json", out["audit.json"]]) == 0
+        assert run(["report", "--out", out["report.html"], "--mc", f"gender={out['gender.tsv']}", "--analysis", f"audit={out['audit.json']}"]) == 0
+    text = html.unescape(re.sub(r"<[^>]+>", " ", Path(out["report.html"]).read_text(encoding="utf-8")))
+    stated = re.findall(r"prefers the (?:original|positive)\s+(?:in\s+)?([\d.]+) %", text)
+    audit = json.loads(Path(out["audit.json"]).read_text())["splits"]["gender.tsv"]["pairs"]
+    value = f"{100 * audit['lm_preference']['prefers_original']:.1f}"
+    assert len(stated) == 5 and set(stated) == {value}  # the table and its reading, three above the items
+    contrast_set = json.loads((tmp_path / "gender.jsonl.json").read_text())["audit"]
+    assert f"of {audit['pairs']} pairs" in text.split("This split's contrasts:")[1] and audit["pairs"] < contrast_set["pairs"]
 
 
 def assert_clean_error(done: subprocess.CompletedProcess, *texts: str) -> None:

@@ -412,3 +412,28 @@ def test_a_split_without_sidecar_shows_the_contrast_mc_import_records(tmp_path):
     rows = re.findall(r"<tr><td>clip\d</td>(.*?)</tr>", page)
     marked = [next((i for i, cell in enumerate(re.findall(r"<td[^>]*>", row)) if "mc-contrast" in cell), None) for row in rows]
     assert marked == recorded
+
+
+def test_a_splits_own_audit_is_found_by_its_digest_as_split_or_reference():
+    """An ``mc audit`` names its split (``mc``) and reference (``reference``) by digest, in the order of its
+    columns; the report takes a split's pair figures from it, and passes over any other JSON."""
+    from tvrbench.cli.report import audited_pairs
+
+    def pairs(share: float) -> dict:
+        preference = {"lm": "ngram", "pairs": 12, "prefers_original": share, "median_gap_nats_per_token": 0.1}
+        return {
+            "pairs": 12,
+            "hypothesis_only": None,
+            "substitutes": {"distinct": 3, "entropy_bits": 1.0, "top10_share": 1.0},
+            "lm_preference": preference,
+        }
+
+    audit = {
+        "splits": {"a.tsv": {"pairs": pairs(0.25)}, "b.tsv (reference)": {"pairs": pairs(0.75)}},
+        "signature": "tvrbench:0.1.0|analysis:mc-audit|mc:aaa|mc_sidecar:s1|reference:bbb|reference_sidecar:s2|seed:0",
+    }
+    score = {"accuracy": 0.5, "ties": 0.0, "n": 12, "picks": [0] * 12, "signature": "tvrbench:0.1.0|mc:aaa|scorer:lm"}
+    analyses = {"score": score, "audit": audit, "edited": {"splits": "?", "signature": "not one"}}
+    assert audited_pairs("aaa", analyses)["lm_preference"]["prefers_original"] == 0.25
+    assert audited_pairs("bbb", analyses)["lm_preference"]["prefers_original"] == 0.75
+    assert audited_pairs("ccc", analyses) is None

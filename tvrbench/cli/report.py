@@ -57,6 +57,27 @@ def mc_picks(digest: str, analyses: dict[str, object], n: int) -> dict[str, list
     return picks
 
 
+def audited_pairs(digest: str, analyses: dict[str, object]) -> dict | None:
+    """The pair figures of the split of this ``digest`` in an ``mc audit`` among the analyses (its signature
+    names the split as ``mc`` or ``reference``), or None. Shown above the items, they are the audit table's
+    own: the sidecar's are the contrast file's, of which a split holds one caption a video."""
+    from tvrbench.generators.records import is_pair_audit
+    from tvrbench.signature import Signature
+
+    for value in analyses.values():
+        if not (isinstance(value, dict) and isinstance(value.get("splits"), dict) and isinstance(value.get("signature"), str)):
+            continue
+        try:
+            fields = Signature.parse(value["signature"]).fields
+        except ValueError:
+            continue
+        if fields.get("analysis") == "mc-audit":
+            for role, split in zip(("mc", "reference"), value["splits"].values()):
+                if fields.get(role) == digest and isinstance(split, dict) and is_pair_audit(split.get("pairs")):
+                    return split["pairs"]
+    return None
+
+
 def mc_items(path: Path):
     """An MC split and, from its sidecar ``MC.tsv.json`` when present, which option is the contrast,
     how plausible the contrasts read, whether text alone gives them away and what readers made of them."""
@@ -109,6 +130,9 @@ def report(
     )
     for items in content.mc.values():
         items.picks = mc_picks(items.digest, content.analyses, len(items.instances))
+        audited = audited_pairs(items.digest, content.analyses)
+        if audited is not None:
+            items.audit, items.plausibility, items.audited = audited, audited["lm_preference"], True
     if scores:
         if queries is None or videos is None:
             raise InputError("--scores", "the viewer needs --queries and --videos too")

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from tvrbench.errors import InputError
 from tvrbench.generators.base import Candidate, CaptionItem, Check, ContrastSearch, Outcome, parsed_text
-from tvrbench.generators.lm import LanguageModel, load_language_model
+from tvrbench.generators.lm import LanguageModel, check_language_model, load_language_model
 from tvrbench.generators.records import ContrastRecord
 from tvrbench.io.captions import Captions
 from tvrbench.signature import Signature, captions_digest
@@ -89,6 +89,7 @@ class ContrastGenerator:
     libraries: tuple[str, ...] = ("spacy",)
 
     def __init__(self, config, chunk_size: int = 64):
+        check_language_model(config.lm)  # a mistyped --lm is said before the captions are parsed, not at the end
         self.config = config
         self.chunk_size = chunk_size
 

@@ -20,6 +20,7 @@ perplexity filter, the frequency filter's unigram table, the text-only MC scorer
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 import sys
@@ -33,7 +34,7 @@ import numpy as np
 from tvrbench.errors import InputError, MissingResource
 from tvrbench.generators.config import Device
 from tvrbench.numerics import NATS_PER_TOKEN, regime, rounded
-from tvrbench.offline_lms import OFFLINE_LMS, is_gguf, offline_model, resolve
+from tvrbench.offline_lms import AUTO, OFFLINE_LMS, REGISTRY, is_gguf, offline_model, resolve
 from tvrbench.resources import torch_device
 
 NGRAM = "ngram"  # the bundled CMU model
@@ -411,6 +412,23 @@ def load_language_model(spec: str = NGRAM, batch_size: int = 16, device: Device 
     return _language_model(resolve(spec, NGRAM), batch_size, device)
 
 
+def check_language_model(spec: str) -> None:
+    """Refuse at once, in one line, a spec that names nothing here (not ``auto``, ``ngram``, an offline
+    model, a file or a folder) while the hub that would have to serve it cannot be reached: the names
+    that exist here, and the nearest, instead of the hub library's retries. Commands call it before
+    their slow start (spaCy, torch); :func:`load_language_model` calls it too."""
+    if spec in (AUTO, NGRAM) or spec in OFFLINE_LMS or is_gguf(spec) or spec.lower().endswith(NGRAM_SUFFIXES):
+        return
+    from tvrbench.generators.t5 import within_reach
+
+    if within_reach(spec):
+        return
+    names = [model.name for model in REGISTRY if model.installed()] + [NGRAM, AUTO]
+    nearest = difflib.get_close_matches(spec.lower(), names, n=1)
+    problem = "not an installed language model, a file or a folder, and the Hugging Face hub cannot be reached"
+    raise InputError(spec, f"{problem}; installed: {', '.join(names)}" + (f" (did you mean {nearest[0]}?)" if nearest else ""))
+
+
 @functools.lru_cache(maxsize=4)
 def _language_model(spec: str, batch_size: int, device: Device) -> LanguageModel:
     if spec == NGRAM:
@@ -420,6 +438,7 @@ def _language_model(spec: str, batch_size: int, device: Device) -> LanguageModel
         return CausalLM(str(converted.folder), batch_size, device=device, pin=converted.pin)
     if spec.lower().endswith(NGRAM_SUFFIXES) and not Path(spec).expanduser().is_dir():
         return NGramLM(spec)
+    check_language_model(spec)
     return CausalLM(spec, batch_size, device=device)
 
 

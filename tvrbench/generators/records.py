@@ -150,9 +150,9 @@ def _is_preference(saved) -> bool:
     )
 
 
-def _is_audit(saved) -> bool:
+def is_pair_audit(saved) -> bool:
     """What :meth:`tvrbench.evaluation.audit.PairAudit.to_json` writes, as far as the card and the report read it."""
-    if not isinstance(saved, dict) or not _is_preference(saved.get("lm_preference")):
+    if not isinstance(saved, dict) or not isinstance(saved.get("pairs"), int) or not _is_preference(saved.get("lm_preference")):
         return False
     hypothesis, substitutes = saved.get("hypothesis_only"), saved.get("substitutes")
     return (
@@ -169,7 +169,7 @@ def checked_sidecar(data: dict, source: Path) -> dict:
     use them); InputError otherwise."""
     if data.get("plausibility") is not None and not _is_preference(data["plausibility"]):
         raise InputError(source, "field 'plausibility' is not what tvrbench contrast writes (lm, pairs, prefers_original, median_gap_nats_per_token)")
-    if data.get("audit") is not None and not _is_audit(data["audit"]):
+    if data.get("audit") is not None and not is_pair_audit(data["audit"]):
         raise InputError(source, "field 'audit' is not what tvrbench contrast writes (hypothesis_only, substitutes, lm_preference)")
     entries = data.get("instances")
     if entries is not None and not (

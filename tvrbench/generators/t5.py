@@ -10,6 +10,8 @@ whole, and one cut off by ``max_new_tokens`` before it ended is dropped.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import math
 import os
@@ -30,6 +32,7 @@ from tvrbench.resources import torch_device, transformers_library
 SENTINEL = "<extra_id_0>"
 NEXT_SENTINEL = "<extra_id_1>"
 _SENTINELS = re.compile(r"<extra_id_(\d+)>")
+HUB_TIMEOUT = 1.5  # seconds the hub gets to answer one request before a name it would have to serve is refused
 
 
 # --------------------------------------------------------------------------- loading
@@ -62,6 +65,39 @@ def _source(name_or_path: str) -> str:
     if not os.access(folder, os.R_OK | os.X_OK) or not all(os.access(f, os.R_OK) for f in folder.iterdir() if f.is_file()):
         raise InputError(name_or_path, "model folder is not readable (permission denied)")
     return str(folder)
+
+
+def within_reach(name_or_path: str) -> bool:
+    """Whether ``from_pretrained`` can look for the model without waiting on a hub that is not there: a
+    path (checked when it loads), a hub name whose ``config.json`` is in the Hugging Face cache, or any
+    name while the hub answers. Offline, huggingface_hub retries a name it does not have for about 30 s."""
+    if _is_path(name_or_path) or importlib.util.find_spec("huggingface_hub") is None:  # no library: loading says which to install
+        return True
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        if isinstance(try_to_load_from_cache(name_or_path, "config.json"), str):
+            return True
+    except ValueError:  # not a repo id the hub could hold (HFValidationError)
+        pass
+    return hub_reachable()
+
+
+@functools.cache
+def hub_reachable() -> bool:
+    """Whether the Hugging Face hub answers one request within :data:`HUB_TIMEOUT`, asked once a process,
+    without the library's retries (never in its offline mode, ``HF_HUB_OFFLINE``); through the library's
+    own session, so its proxies and client settings apply."""
+    from huggingface_hub import constants
+    from huggingface_hub.utils import get_session
+
+    if constants.HF_HUB_OFFLINE:
+        return False
+    try:
+        get_session().head(constants.ENDPOINT, timeout=HUB_TIMEOUT)
+    except Exception:  # noqa: BLE001 - no answer, whatever the class: requests' before huggingface_hub 1.0, httpx's after
+        return False
+    return True
 
 
 def pinned(name_or_path: str) -> tuple[str, str | None]:

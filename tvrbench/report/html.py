@@ -36,6 +36,21 @@ class MCItems:
     review: dict | None = None  # the sidecar's: what readers made of a sample of its contrasts (evaluation/review)
     picks: dict[str, list[int]] = field(default_factory=dict)  # scorer -> each instance's chosen option (mc score's JSON)
     digest: str | None = None  # the split's input digest: an mc score's signature names its split by it
+    audited: bool = False  # plausibility and audit are an mc audit's of this split's pairs, not the contrast file's
+
+    def each_contrast_option(self) -> list[int | None]:
+        """Each instance's contrast option: the sidecar's, else the rule ``mc import`` records."""
+        return self.contrast_options if self.contrast_options is not None else [infer_contrast_option(i) for i in self.instances]
+
+    @property
+    def whose(self) -> str:
+        """Whose pairs the figures above the items are: this split's (its mc audit), or the contrast file's,
+        of which the split may hold only some (one caption per video)."""
+        if self.audited:
+            return "this split's contrasts"
+        pairs = (self.plausibility or self.audit["lm_preference"])["pairs"]
+        here = sum(option is not None for option in self.each_contrast_option())
+        return "its contrast set" if pairs == here else f"its contrast set ({pairs:,} pairs; this split holds {here:,} of them)"
 
 
 @dataclass
@@ -199,24 +214,24 @@ def highlight_edit(positive: str, contrast: str) -> str:
     return " ".join(pieces)
 
 
-def plausibility_note(saved: dict) -> str:
-    """One line on how a language model reads the split's contrasts beside their originals."""
+def plausibility_note(saved: dict, whose: str) -> str:
+    """One line on how a language model reads the contrasts (``whose``) beside their originals."""
     from tvrbench.generators.lm import Preference
 
     preference = Preference(saved.get("lm"), saved.get("pairs") or 0, saved.get("prefers_original"), saved.get("median_gap_nats_per_token"))
     return (
-        f'<p class="note">Its contrast set: {_e(preference)} (language model {_e(preference.lm)}). About half means '
+        f'<p class="note">{_e(whose.capitalize())}: {_e(preference)} (language model {_e(preference.lm)}). About half means '
         "the contrasts read as fluently as real captions, so fluency alone does not give them away.</p>"
     )
 
 
-def audit_note(saved: dict) -> str:
-    """Whether text alone tells the split's contrasts from their originals: the figures, then what they say."""
+def audit_note(saved: dict, whose: str) -> str:
+    """Whether text alone tells the contrasts (``whose``) from their originals: the figures, then what they say."""
     from tvrbench.evaluation.audit import pair_reading, summary_cells
 
     figures = "; ".join(f"{name} {value}" for name, value in summary_cells(saved).items())
     reading = " ".join(pair_reading(saved))
-    return f'<p class="note">Text-only audit of its contrast set: {_e(figures)}. {_e(reading)} (<code>tvrbench mc audit</code>)</p>'
+    return f'<p class="note">Text-only audit of {_e(whose)}: {_e(figures)}. {_e(reading)} (<code>tvrbench mc audit</code>)</p>'
 
 
 def review_note(saved: dict) -> str:
@@ -240,8 +255,7 @@ def mc_section(name: str, items: MCItems) -> str:
     header = "".join(f"<th>option {i}</th>" for i in range(len(shown[0].endings))) if shown else ""
     header += "".join(f"<th>{_e(scorer)} picks</th>" for scorer in items.picks)
     rows = []
-    for number, instance in enumerate(shown):
-        contrast = items.contrast_options[number] if items.contrast_options is not None else infer_contrast_option(instance)
+    for number, (instance, contrast) in enumerate(zip(shown, items.each_contrast_option())):
         cells = []
         for option, text in enumerate(instance.endings):
             if option == instance.label:
@@ -253,9 +267,8 @@ def mc_section(name: str, items: MCItems) -> str:
         cells += [_pick_cell(picks[number], instance.label, contrast) for picks in items.picks.values()]
         rows.append(f"<tr><td>{_e(instance.clip)}</td>{''.join(cells)}</tr>")
     more = f" (first {MC_SHOWN} shown)" if len(items.instances) > MC_SHOWN else ""
-    note = "".join(
-        render(saved) for render, saved in ((plausibility_note, items.plausibility), (audit_note, items.audit), (review_note, items.review)) if saved
-    )
+    note = "".join(render(saved, items.whose) for render, saved in ((plausibility_note, items.plausibility), (audit_note, items.audit)) if saved)
+    note += review_note(items.review) if items.review else ""
     return f'<h3>{_e(name)}: {len(items.instances):,} items{more}</h3>{note}<table class="mc"><tr><th>clip</th>{header}</tr>{"".join(rows)}</table>'
 
 
