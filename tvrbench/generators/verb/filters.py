@@ -235,7 +235,7 @@ class MeaningChanged:
         for positions in by_target([candidates[k] for k in open_]).values():
             group = [open_[k] for k in positions]
             vectors = self.embed([candidates[group[0]].original, *(candidates[k].text for k in group)])
-            sentence[group] = vectors[1:] @ vectors[0]
+            sentence[group] = np.einsum("ij,j->i", vectors[1:], vectors[0])  # NumPy's own loop, not BLAS: the same bits on any CPU
         checks = []
         for news, verb, cosine in zip(verbs, changed, sentence):
             cosine = None if np.isnan(cosine) else rounded(cosine, COSINE)
