@@ -160,7 +160,7 @@ class VerbConfig(Settings):
     frequency: FrequencyConfig = FrequencyConfig()
     perplexity: PerplexityConfig = PerplexityConfig()
     meaning: MeaningConfig = MeaningConfig()
-    chunk_size: int = Field(64, ge=1)  # captions per written chunk
+    chunk_size: int = Field(16, ge=1)  # captions per written chunk: about a minute of work, what an interruption can lose
 
     @model_validator(mode="before")
     @classmethod

@@ -58,8 +58,8 @@ class LanguageModel(Protocol):
         """The tokens of ``left + fill + right`` for each fill, cut where the fill starts and ends."""
         ...
 
-    def next_words(self, left: str, top: int) -> list[str]:
-        """The whole words among the ``top`` likeliest next tokens after ``left``, likeliest first."""
+    def next_words(self, lefts: Sequence[str], top: int) -> list[list[str]]:
+        """For each left context, the whole words among the ``top`` likeliest next tokens, likeliest first."""
         ...
 
 
@@ -189,9 +189,9 @@ class NGramLM:
             out.append(SpanLogprobs(*np.split(logprobs, cut)))
         return out
 
-    def next_words(self, left: str, top: int) -> list[str]:
+    def next_words(self, lefts: Sequence[str], top: int) -> list[list[str]]:
         """None: proposing words would mean ranking the whole vocabulary after every history."""
-        return []
+        return [[] for _ in lefts]
 
     def unigram_log10(self, word: str) -> float:
         """log10 P(word) from the unigram table (-inf outside the vocabulary)."""
@@ -305,23 +305,26 @@ class CausalLM:
         left_logprobs, *scored = self._logprobs([(hidden[:-1], left_tokens), *self._states(rows, (cache, hidden[-1:]))])
         return [SpanLogprobs(left_logprobs, logprobs[:cut], logprobs[cut:]) for logprobs, cut in zip(scored, cuts)]
 
-    def next_words(self, left: str, top: int) -> list[str]:
+    def next_words(self, lefts: Sequence[str], top: int) -> list[list[str]]:
         """A token is a whole word when the text it adds starts with a space (or starts the sentence)
-        and is letters only; a word split in several tokens is not proposed."""
+        and is letters only; a word split in several tokens is not proposed. The contexts run together
+        (rows of one length a batch) and their last states through the output layer at once."""
         import torch
 
-        head = left.rstrip()
-        prefix = self.start + self.ids(head)
-        with torch.no_grad():
-            logits = self.model(input_ids=torch.tensor([prefix], device=self.model.device), logits_to_keep=1).logits[0, -1].float()
-        before = self.tokenizer.decode(prefix, skip_special_tokens=True)
-        words = []
-        for token in torch.topk(logits, top).indices.tolist():
-            added = self.tokenizer.decode([*prefix, token], skip_special_tokens=True)[len(before) :]
-            word = added.strip()
-            if word.isalpha() and added in (f" {word}", word if not head else None):
-                words.append(word)
-        return words
+        prefixes = [self._window(self.start + self.ids(left.rstrip())) for left in lefts]
+        last = [hidden[-1:] for hidden in self._hidden(prefixes)]
+        proposed = []
+        for start, logits in self._output(torch.cat(last)) if last else ():
+            for prefix, row in zip(prefixes[start:], logits):
+                before = self.tokenizer.decode(prefix, skip_special_tokens=True)
+                words = []
+                for token in torch.topk(row, top).indices.tolist():
+                    added = self.tokenizer.decode([*prefix, token], skip_special_tokens=True)[len(before) :]
+                    word = added.strip()
+                    if word.isalpha() and added in (f" {word}", word if len(prefix) == len(self.start) else None):  # a sentence's first word
+                        words.append(word)
+                proposed.append(words)
+        return proposed
 
     def _window(self, ids: list[int], before: int = 0) -> list[int]:
         """The first ``MAX_TOKENS`` tokens of a text (``before`` of them already given): a longer one
@@ -341,9 +344,9 @@ class CausalLM:
             out = self.model.base_model(input_ids=torch.tensor([prefix], device=self.model.device), use_cache=True)
         return out.last_hidden_state[0], [(layer.keys, layer.values) for layer in getattr(out, self.cache_keyword).layers]
 
-    def _states(self, rows: list[list[int]], prefix=None) -> list[tuple]:
-        """Each row's hidden states before each of its tokens, and those tokens: after the first token, or
-        all of them after a shared ``prefix`` (its key-value cache and its last hidden state).
+    def _hidden(self, rows: list[list[int]], prefix=None) -> list:
+        """Each row's last hidden states, one per token, after a shared ``prefix`` when given (its
+        key-value cache and its last hidden state).
 
         Rows are batched only with rows of the same length, ``batch_size`` at a time, so no padding ever
         enters a batch; a batch of fewer than ``MIN_ROWS`` tokens repeats its first row up to that, so
@@ -354,16 +357,16 @@ class CausalLM:
         by_length: dict[int, list[int]] = {}
         for k, row in enumerate(rows):
             by_length.setdefault(len(row), []).append(k)
-        states: list = [None] * len(rows)
+        hidden: list = [None] * len(rows)
         for length, members in sorted(by_length.items()):
             for start in range(0, len(members), self.batch_size):
                 batch = members[start : start + self.batch_size]
-                repeats = max(0, -(-MIN_ROWS // max(length, 1)) - len(batch))
-                ids = torch.tensor([rows[k] for k in [*batch, *[batch[0]] * repeats]], dtype=torch.long, device=self.model.device)
-                if not length:  # an empty row has no token to score
+                if not length:  # an empty row has no state
                     for k in batch:
-                        states[k] = (torch.zeros((0, self.model.config.hidden_size), device=ids.device), ids[0])
+                        hidden[k] = torch.zeros((0, self.model.config.hidden_size), device=self.model.device)
                     continue
+                repeats = max(0, -(-MIN_ROWS // length) - len(batch))
+                ids = torch.tensor([rows[k] for k in [*batch, *[batch[0]] * repeats]], dtype=torch.long, device=self.model.device)
                 cache, past = None, 0
                 if prefix is not None:
                     cache, past = DynamicCache(config=self.model.config), prefix[0][0][0].shape[2]
@@ -371,35 +374,50 @@ class CausalLM:
                         cache.update(keys.expand(len(ids), -1, -1, -1).contiguous(), values.expand(len(ids), -1, -1, -1).contiguous(), index)
                 mask = torch.ones((len(ids), past + length), dtype=torch.long, device=ids.device)  # a batch of one takes the same kernels
                 with torch.no_grad():
-                    hidden = self.model.base_model(input_ids=ids, attention_mask=mask, **{self.cache_keyword: cache}).last_hidden_state
+                    states = self.model.base_model(input_ids=ids, attention_mask=mask, **{self.cache_keyword: cache}).last_hidden_state
                 for row, k in enumerate(batch):
-                    states[k] = (torch.cat([prefix[1], hidden[row, :-1]]), ids[row]) if prefix is not None else (hidden[row, :-1], ids[row, 1:])
+                    hidden[k] = states[row]
+        return hidden
+
+    def _states(self, rows: list[list[int]], prefix=None) -> list[tuple]:
+        """Each row's hidden states before each of its tokens, and those tokens: after the first token, or
+        all of them after a shared ``prefix``."""
+        import torch
+
+        states = []
+        for row, hidden in zip(rows, self._hidden(rows, prefix)):
+            tokens = torch.tensor(row, dtype=torch.long, device=hidden.device)
+            states.append((torch.cat([prefix[1], hidden[:-1]]), tokens) if prefix is not None and row else (hidden[:-1], tokens[1:]))
         return states
 
+    def _output(self, hidden):
+        """(first position, float32 logits) of ``hidden``'s positions through the output layer, ``OUTPUT_ROWS``
+        at a time. The output layer (Gemma's: 262,144 words) reads its whole weight matrix per product,
+        so positions go through it together; a chunk bounds the logits held at once (128 MB) whatever
+        the texts' length. A product has at least ``MIN_ROWS`` rows (zeros pad it): MKL takes other
+        kernels for fewer, and under the numeric contract a position's bits then do not depend on the
+        positions beside it (strict mode: the same bits for any row count from 4 up)."""
+        import torch
+
+        output = self.model.get_output_embeddings()
+        cap = getattr(self.model.config, "final_logit_softcapping", None)
+        with torch.no_grad():
+            for start in range(0, len(hidden), OUTPUT_ROWS):
+                chunk = hidden[start : start + OUTPUT_ROWS]
+                padded = torch.cat([chunk, chunk.new_zeros(MIN_ROWS - len(chunk), chunk.shape[1])]) if len(chunk) < MIN_ROWS else chunk
+                logits = output(padded)[: len(chunk)].float()
+                yield start, torch.tanh(logits / cap) * cap if cap else logits
+
     def _logprobs(self, states: list[tuple]) -> list[np.ndarray]:
-        """ln P of each state's tokens given the hidden states before them. The output layer (Gemma's:
-        262,144 words) reads its whole weight matrix per product, so every position of the call goes
-        through it together, ``OUTPUT_ROWS`` at a time: that bounds the logits held at once (128 MB)
-        whatever the texts' length. A product has at least ``MIN_ROWS`` rows (zeros pad it): MKL takes
-        other kernels for fewer, and under the numeric contract a position's bits then do not depend on
-        the positions beside it (strict mode: the same bits for any row count from 4 up)."""
+        """ln P of each state's tokens given the hidden states before them, every position of the call
+        through the output layer together (:meth:`_output`)."""
         import torch
 
         if not states:
             return []
-        hidden = torch.cat([h for h, _ in states])
         tokens = torch.cat([t for _, t in states])
-        output = self.model.get_output_embeddings()
-        cap = getattr(self.model.config, "final_logit_softcapping", None)
-        out = []
-        with torch.no_grad():
-            for start in range(0, len(tokens), OUTPUT_ROWS):
-                chunk = hidden[start : start + OUTPUT_ROWS]
-                padded = torch.cat([chunk, chunk.new_zeros(MIN_ROWS - len(chunk), chunk.shape[1])]) if len(chunk) < MIN_ROWS else chunk
-                logits = output(padded)[: len(chunk)].float()
-                if cap:
-                    logits = torch.tanh(logits / cap) * cap
-                out.append(torch.log_softmax(logits, dim=-1).gather(-1, tokens[start : start + OUTPUT_ROWS, None])[:, 0])
+        out = [torch.log_softmax(logits, dim=-1).gather(-1, tokens[start : start + len(logits), None])[:, 0]
+               for start, logits in self._output(torch.cat([h for h, _ in states]))]  # fmt: skip
         flat = torch.cat(out).double().cpu().numpy() if out else np.zeros(0)
         return np.split(flat, np.cumsum([len(t) for _, t in states])[:-1])
 

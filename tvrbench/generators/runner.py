@@ -99,16 +99,22 @@ def run_contrasts(generator: ContrastGenerator, captions: Captions, out: str | P
     if writer.done:
         print(f"resuming {writer.path}: {len(chunks) - len(todo)} of {len(chunks)} chunks done", file=sys.stderr)
 
+    def records() -> str:
+        return f"{sum(entry['record'] is not None for entry in writer.done.values())} records"
+
+    shown = {"description": f"{kind} contrasts", "total": sum(map(len, todo)), "unit": "captions", "note": records}
     with writer:
         if client is None:
-            for chunk in track(todo, f"{kind} contrasts", total=len(todo)):
+            for chunk in track(todo, size=len, **shown):
                 writer.append(chunk_entries(job, chunk))
         else:
             from dask.distributed import as_completed
 
             remote_job = client.scatter(job, broadcast=True)
-            futures = [client.submit(chunk_entries, remote_job, [replace(item, doc=None) for item in chunk], pure=False) for chunk in todo]
-            for future in track(as_completed(futures), f"{kind} contrasts", total=len(futures), enabled=True):
+            futures = {
+                client.submit(chunk_entries, remote_job, [replace(item, doc=None) for item in chunk], pure=False): len(chunk) for chunk in todo
+            }
+            for future in track(as_completed(futures), size=futures.get, enabled=True, **shown):
                 writer.append(future.result())
                 future.release()
         current = {item.index: writer.done[item.caption_id]["record"] for item in items}

@@ -164,10 +164,10 @@ class Perplexity:
         checks = []
         cfg = self.config
         for original, new in self.spans.of(candidates):
-            ppl_o, ppl_m = np.exp(-original.tokens.mean()), np.exp(-new.tokens.mean())
-            diff, ppl_m = rounded((ppl_m - ppl_o) / ppl_o, RATIO), significant(ppl_m, PERPLEXITY)  # decided on as written
+            ppl_o, ppl_m = (significant(np.exp(-scores.tokens.mean()), PERPLEXITY) for scores in (original, new))  # decided on as written
+            diff = rounded((ppl_m - ppl_o) / ppl_o, RATIO)
             passed = diff < cfg.ppl_diff_max or (diff < cfg.ppl_diff_max_if_fluent and ppl_m < cfg.ppl_fluent_max)
-            checks.append(Check(bool(passed), diff, {"ppl_original": significant(ppl_o, PERPLEXITY), "ppl_contrast": ppl_m}))
+            checks.append(Check(bool(passed), diff, {"ppl_original": ppl_o, "ppl_contrast": ppl_m}))
         return checks
 
 

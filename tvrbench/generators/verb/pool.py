@@ -75,13 +75,13 @@ class WordNetVerbs:
         caption_verbs: Sequence[str] = (),
         frequent_verbs: Sequence[str] = (),
         seen_with: dict[str, Sequence[str]] | None = None,
-        next_words: Callable[[str], Sequence[str]] | None = None,
+        next_words: Callable[[Sequence[str]], list[list[str]]] | None = None,
     ):
         self.config = config
         self.lexicon = lexicon
         self.extra = {"captions": tuple(caption_verbs), "frequent": tuple(frequent_verbs)}
         self.seen_with = seen_with or {}  # "o:NOUN" / "p:WORD" -> verbs seen with it
-        self.next_words = next_words  # "lm": the words a language model expects after the caption's words before the verb
+        self.next_words = next_words  # "lm": the words a language model expects after each of some left contexts
 
     def antonyms(self, lemma: str) -> frozenset[str]:
         return self.lexicon.antonyms(lemma.lower())
@@ -118,17 +118,14 @@ class WordNetVerbs:
             return False
         return len(words) <= MAX_WORDS and name.replace("_", "").isalpha()
 
-    def expected(self, request: Request, lemma: str, head: str, tag: str, known: set[str]) -> list[tuple[str, str]]:
-        """("lm") The one-word verbs in the form of the original that the language model expects where
-        the original verb stands, given the words before it, that the pool does not already hold."""
-        if self.next_words is None or "lm" not in self.config.relations:
-            return []
+    def expected(self, words: Sequence[str], lemma: str, head: str, tag: str, known: set[str]) -> list[tuple[str, str]]:
+        """("lm") Of the ``words`` a language model expects where the original verb stands, given the words
+        before it: the one-word verbs in the form of the original that the pool does not already hold."""
         from lemminflect import getLemma
 
         excluded = self.lexicon.synonyms(lemma) | self.lexicon.synonyms(head)
-        text = request.item.text[: request.item.doc[request.target.start].idx]
         found = {}
-        for word in self.next_words(text):
+        for word in words:
             name = (getLemma(word.lower(), upos="VERB") or [""])[0]
             if name and name not in known and name not in found and self.lexicon.known(name) and self.allowed(name, head, excluded):
                 if inflect(name, tag) == word.lower():
@@ -136,8 +133,12 @@ class WordNetVerbs:
         return sorted(found.items())
 
     def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
+        lefts = [request.item.text[: request.item.doc[request.target.start].idx] for request in requests]
+        asked = self.next_words is not None and "lm" in self.config.relations
+        unique = list(dict.fromkeys(lefts)) if asked else []
+        expected = dict(zip(unique, self.next_words(unique))) if unique else {}  # the LM runs every context of the batch together
         lists = []
-        for request in requests:
+        for request, left in zip(requests, lefts):
             doc, target = request.item.doc, request.target
             verb = doc[target.start]
             head = verb.lemma_.lower()
@@ -151,8 +152,9 @@ class WordNetVerbs:
             others = {t.lemma_.lower() for t in doc if t.pos_ == "VERB" and t.i != verb.i}  # "running and *running*"
             span = replace_tokens(doc, target.start, end, "")  # read spaCy's offsets once, not per candidate
             fills = self.fills(lemma, head, verb.tag_, verb.text, slot)
+            known = {name for name, _, _ in fills}
             fills += tuple((name, relation, match_case(inflect(name, verb.tag_), verb.text))
-                           for name, relation in self.expected(request, lemma, head, verb.tag_, {name for name, _, _ in fills}))  # fmt: skip
+                           for name, relation in self.expected(expected.get(left, ()), lemma, head, verb.tag_, known))  # fmt: skip
             lists.append(
                 [
                     Candidate(

@@ -36,7 +36,10 @@ from tvrbench.generators.verb.phrases import VerbPhrases
 from tvrbench.generators.verb.pool import CaptionVerbs, WordNetVerbs, new_lemma, profane_words
 from tvrbench.generators.verb.selection import ReadsAsReal, SpanScores
 from tvrbench.io.captions import Captions
+from tvrbench.progress import track
 from tvrbench.signature import text_digest
+
+PREPARE_BATCH = 64  # targets whose candidates are made together (the LM proposes for them in one pass)
 
 
 def verb_search(models: "VerbContrasts", collection: CaptionVerbs) -> ContrastSearch:
@@ -165,7 +168,11 @@ class VerbContrasts(ContrastGenerator):
             targets = search.finder.find(item)
             originals.update({item.doc[t.start].lemma_.lower(): 1 / len(targets) for t in targets})
             requests += [Request(item, target, targets, None) for target in targets]
-        eligible = [(len(r.targets), [new_lemma(c) for c in candidates]) for r, (candidates, _) in zip(requests, search.eligible(requests))]
+        found = []
+        batches = [requests[start : start + PREPARE_BATCH] for start in range(0, len(requests), PREPARE_BATCH)]
+        for batch in track(batches, "verb candidates", total=len(requests), size=len, unit="targets"):
+            found += search.eligible(batch)
+        eligible = [(len(r.targets), [new_lemma(c) for c in candidates]) for r, (candidates, _) in zip(requests, found)]
         collection.prior.update(substitute_prior(originals, eligible))
         return items, collection
 
