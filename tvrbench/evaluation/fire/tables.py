@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 
+from tvrbench.io.writers import WRITTEN_BY
 from tvrbench.results import Table
 from tvrbench.signature import Signature
 
@@ -52,10 +53,11 @@ def analysis_of(payload) -> str | None:
     own = payload.get("signature")
     if isinstance(own, str):
         return _analysis_field(own)
-    if set(payload) == {"rows", "table", "signatures"}:
+    keys = set(payload) - {WRITTEN_BY}  # the line naming the command, which files written since carry
+    if keys == {"rows", "table", "signatures"}:
         return "fire-compare"
     rows = payload.get("rows")
-    if set(payload) == {"rows"} and isinstance(rows, list) and all(isinstance(r, dict) and "labels" in r for r in rows):
+    if keys == {"rows"} and isinstance(rows, list) and all(isinstance(r, dict) and "labels" in r for r in rows):
         return "fire-pooling"
     return next((_analysis_field(text) for text in signatures_in(payload)[:1]), None)
 
