@@ -68,6 +68,14 @@ def test_a_file_of_your_own_is_refused_and_replaced_with_overwrite(tmp_path, cap
     assert run(["mc", "build", "--captions", CAPTIONS, "--kind", "random", "--out", str(split), "--overwrite"]) == 0
 
 
+def test_an_output_on_another_outputs_sidecar_is_refused(tmp_path, capsys):
+    """--per-query Q.csv names its writer in Q.csv.json, so --json there is refused before any work;
+    only an option declared as another's sidecar (to-qrels' --metadata Q.qrels.json) may be one."""
+    evaluate = ["evaluate", "--queries", CAPTIONS, "--videos", sample_path("videos.txt"), "--scores", sample_path("scores_strong.npy")]
+    line = one_line_error(capsys, *evaluate, "--json", tmp_path / "q.csv.json", "--per-query", tmp_path / "q.csv")
+    assert line.endswith("--per-query companion q.csv.json and --json are the same file; choose distinct paths") and not any(tmp_path.iterdir())
+
+
 # --------------------------------------------------------------------------- every command, every output
 
 

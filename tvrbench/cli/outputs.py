@@ -44,13 +44,15 @@ class Writes:
     them. ``folder``: whether they are folders, or a test of each path (an output whose form depends on
     its suffix). ``told``: whether its files name their writer, which is then checked against what is
     there; not a folder the command writes files into (``--plots``, not replaced whole), nor a figure.
-    ``resumes``: the scratch file a rerun of an interrupted command resumes from."""
+    ``resumes``: the scratch file a rerun of an interrupted command resumes from. ``sidecar_of``: the
+    output option whose sidecar this one may be, and then is, not a second file (to-qrels' --metadata)."""
 
     files: tuple[Callable[[Path], Path], ...] = (lambda path: path,)
     scratch: tuple[Callable[[Path], Path], ...] = ()
     folder: bool | Callable[[Path], bool] = False
     told: bool = True
     resumes: Callable[[Path], Path] | None = None
+    sidecar_of: str | None = None
 
     def is_folder(self, path: Path) -> bool:
         return self.folder(path) if callable(self.folder) else self.folder
@@ -126,9 +128,8 @@ def writes(kind_option: str | None = None, **declared: Writes):
 
 def _outputs(given: dict[str, tuple[Writes, Path]], flag: Callable[[str], str], writer: str | None) -> list[Output]:
     """Every file the given output options make, each checked against ``writer`` unless it is scratch or
-    untold (a folder written into, a figure). A companion that another option names is that option's
-    (to-qrels' --metadata saved as the sidecar of its --out)."""
-    named = [path for _, path in given.values()]
+    untold (a folder written into, a figure); a sidecar that another option is (``Writes.sidecar_of``) once."""
+    serving = [(spec.sidecar_of, path) for spec, path in given.values() if spec.sidecar_of]
     return [
         Output(
             path,
@@ -138,7 +139,7 @@ def _outputs(given: dict[str, tuple[Writes, Path]], flag: Callable[[str], str], 
         )
         for name, (spec, value) in given.items()
         for number, path in enumerate(make(value) for make in spec.files + spec.scratch)
-        if number == 0 or path not in named
+        if number == 0 or (name, path) not in serving
     ]
 
 

@@ -11,7 +11,7 @@ import typer
 from tvrbench.cli.fire.group import fire
 from tvrbench.cli.inputs import CONFIG, FIRE_DATASET_FILTER, LABEL_RULE, read_fire_settings, reads_captions
 from tvrbench.cli.models import FIRE_REQUIRED
-from tvrbench.cli.outputs import FILE, beside, mark_beside, marked, writes, written
+from tvrbench.cli.outputs import FILE, Writes, beside, mark_beside, marked, writes, written
 from tvrbench.io.inputs import CaptionsReading
 
 labels_app = typer.Typer(help="Convert FIRE JSON to TREC qrels and back.", no_args_is_help=True)
@@ -19,7 +19,7 @@ fire.add_typer(labels_app, name="labels")
 
 
 @labels_app.command("to-qrels")
-@writes(out=beside(".json"), metadata=FILE)
+@writes(out=beside(".json"), metadata=Writes(sidecar_of="out"))
 @reads_captions
 def to_qrels(
     reading: CaptionsReading,
