@@ -43,6 +43,13 @@ def mark(payload: dict, writer: str | None) -> dict:
     return {WRITTEN_BY: PROGRAM + writer, **{key: value for key, value in payload.items() if key != WRITTEN_BY}}
 
 
+def unmarked(payload):
+    """A JSON value read back as its result made it: without the mark, which no result's tables know."""
+    if isinstance(payload, dict) and WRITTEN_BY in payload:
+        return {key: value for key, value in payload.items() if key != WRITTEN_BY}
+    return payload
+
+
 def written_by(path: str | Path) -> str | None:
     """The command that wrote ``path`` as typed after ``tvrbench`` (``mc audit``, ``mc build --kind verb``,
     ``proxies --proxy syn``); for a sidecar, the command that wrote its output. ``None`` when nothing

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-from tvrbench.io.writers import WRITTEN_BY
+from tvrbench.io.writers import unmarked
 from tvrbench.results import Table
 from tvrbench.signature import Signature
 
@@ -53,11 +53,10 @@ def analysis_of(payload) -> str | None:
     own = payload.get("signature")
     if isinstance(own, str):
         return _analysis_field(own)
-    keys = set(payload) - {WRITTEN_BY}  # the line naming the command, which files written since carry
-    if keys == {"rows", "table", "signatures"}:
+    if set(payload) == {"rows", "table", "signatures"}:
         return "fire-compare"
     rows = payload.get("rows")
-    if keys == {"rows"} and isinstance(rows, list) and all(isinstance(r, dict) and "labels" in r for r in rows):
+    if set(payload) == {"rows"} and isinstance(rows, list) and all(isinstance(r, dict) and "labels" in r for r in rows):
         return "fire-pooling"
     return next((_analysis_field(text) for text in signatures_in(payload)[:1]), None)
 
@@ -71,6 +70,7 @@ def _analysis_field(text: str) -> str | None:
 
 def analysis_tables(payload) -> list[Table] | None:
     """The tables of a FIRE analysis's JSON, or ``None`` when no FIRE analysis wrote it (or it is malformed)."""
+    payload = unmarked(payload)
     name = analysis_of(payload)
     if name not in TABLES:
         return None
