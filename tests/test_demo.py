@@ -18,6 +18,7 @@ import yaml
 
 from tvrbench.data import load_sample
 from tvrbench.data.demo import METRICS, MODELS
+from tvrbench.io.writers import written_by
 
 
 def _offline_prefix() -> tuple[list[str], str]:
@@ -66,6 +67,7 @@ def test_results_are_the_engine_with_fire_labels_and_syn_relevance(demo_out):
 
     results = json.loads((demo_out / "results.json").read_text())
     assert list(results["models"]) == list(MODELS) and results["signature"].startswith("tvrbench:")
+    assert written_by(demo_out / "results.json") == "demo"  # a rerun of the demo replaces it, and no other command does
     sample = load_sample()
     judgments = Judgments.build(sample.captions, sample.video_ids, fire=sample.fire)
     relevance, _ = load_relevance(demo_out / "proxies" / "syn.npy", sample.relevance.shape, sample.captions, sample.video_ids)

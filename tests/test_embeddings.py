@@ -114,11 +114,13 @@ def test_bad_embeddings_are_one_line_and_exit_2(tmp_path, sample, capsys, case, 
 
 
 def fire_command(command, tmp_path, model, *options):
-    """``tvrbench fire COMMAND`` on the sample with one model's options; its JSON."""
+    """``tvrbench fire COMMAND`` on the sample with one model's options; its JSON, under the line naming it."""
     base = ["fire", command, "--queries", str(sample_path("captions.csv")), "--videos", str(sample_path("videos.txt"))]
     out = tmp_path / f"{command}-{len(list(tmp_path.glob('*.json')))}.json"
     assert run(base + ["--fire", str(sample_path("fire.json")), *model, *options, "--json", str(out)]) == 0
-    return json.loads(out.read_text())
+    payload = json.loads(out.read_text())
+    assert payload.pop("written_by") == f"tvrbench fire {command}"
+    return payload
 
 
 def test_fire_compare_and_bootstrap_from_embeddings_equal_the_saved_product(tmp_path, sample):

@@ -69,7 +69,7 @@ def test_contract_json(inputs):
     )
     assert completed.returncode == 0, completed.stderr
     payload = json.loads(out.read_text())
-    assert set(payload) == {"metrics", "signature", "n_queries"}
+    assert list(payload)[0] == "written_by" and set(payload) == {"written_by", "metrics", "signature", "n_queries"}
     assert payload["n_queries"] == 2 * N_VIDEOS
     assert {"C@1", "AP", "nDCG", "nDCG_t2v", "nDCG_v2t", "Judged@10"} <= set(payload["metrics"])
     assert payload["metrics"]["nDCG"] == pytest.approx((payload["metrics"]["nDCG_t2v"] + payload["metrics"]["nDCG_v2t"]) / 2)
@@ -106,7 +106,7 @@ def test_fire_and_qrels_give_original_and_delta(inputs):
     )
     assert completed.returncode == 0, completed.stderr
     payload = json.loads(out.read_text())
-    assert set(payload) == {"metrics", "signature", "n_queries", "original", "delta"}
+    assert set(payload) == {"written_by", "metrics", "signature", "n_queries", "original", "delta"}
     assert "labels:original+fire+qrels" in payload["signature"] and "ap:fire" in payload["signature"]
     for name, value in payload["metrics"].items():
         assert payload["delta"][name] == pytest.approx(value - payload["original"][name])

@@ -193,7 +193,7 @@ def test_table2_through_the_command_line(tmp_path):
     write_design(tmp_path / "fire.json", {"MSRVTT": MSRVTT_DESIGN, "MSVD": {(1, 0): 3, (0, 2): 1, (1, 1): 1}})
     run(["agreement", "--fire", str(tmp_path / "fire.json"), "--json", str(tmp_path / "table2.json")])
     table = json.loads((tmp_path / "table2.json").read_text())
-    assert set(table) == {"MSRVTT", "MSVD"}
+    assert table.pop("written_by") == "tvrbench fire agreement" and set(table) == {"MSRVTT", "MSVD"}
     row = table["MSRVTT"]
     for field in ("pairs", "labels", "relevant", "irrelevant", "disagreements"):
         assert row[field] == PAPER["MSRVTT"][field]

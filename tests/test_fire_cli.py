@@ -243,7 +243,7 @@ def test_bootstrap_json_contract_and_stable(sample, tmp_path):
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     payload = json.loads(outputs[0])
-    assert set(payload) == {"C@1", "C@5", "C@10"}
+    assert payload.pop("written_by") == "tvrbench fire bootstrap" and set(payload) == {"C@1", "C@5", "C@10"}
     assert set(payload["C@1"]) == {"10", "40"}
     assert isinstance(payload["C@1"]["10"]["p95"], float)
 
@@ -252,6 +252,7 @@ def test_agreement_json_contract(sample, tmp_path):
     out = tmp_path / "a.json"
     run(["agreement", "--fire", str(sample / "fire.json"), "--json", str(out)])
     payload = json.loads(out.read_text())
+    assert payload.pop("written_by") == "tvrbench fire agreement"  # then a dataset's figures under its name
     for stats in payload.values():
         assert {"pairs", "labels", "relevant", "irrelevant", "disagreements", "agreement", "alpha"} <= set(stats)
         assert stats["relevant"] + stats["irrelevant"] + stats["disagreements"] == stats["pairs"]

@@ -54,11 +54,13 @@ def sources(*names):
 
 
 def written_by_cli(args, tmp_path) -> dict:
-    out = tmp_path / "result.json"
+    out = tmp_path / f"{args[0]}.json"  # one file per command: another kind would not replace it
     with pytest.raises(SystemExit) as finished:
         main(["fire", *args, "--json", str(out)])
     assert finished.value.code in (0, None)
-    return json.loads(out.read_text())
+    written = json.loads(out.read_text())
+    assert next(iter(written)) == "written_by" and written.pop("written_by") == f"tvrbench fire {args[0]}"  # the command, named first
+    return written
 
 
 def assert_same(result, written: dict, signature: str | None) -> None:

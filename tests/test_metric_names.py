@@ -193,7 +193,7 @@ def test_signature_and_json_from_python_equal_what_the_command_line_writes(tmp_p
     )
     written = json.loads(out.read_text())
     assert Signature.parse(written["signature"]) == result.signature
-    assert written == result.to_json()
+    assert written == {"written_by": "tvrbench evaluate", **result.to_json()}
     assert list(written["metrics"]) == ["C@1", "AP(variant=fire)", "nDCG(variant=paper)", "GMR", "nDCG_t2v(variant=paper)", "nDCG_v2t(variant=paper)"]
     assert result.columns == ["metric", "all labels (original + delta)"]
     for name, cell in result.rows:  # the printed table is the result's

@@ -62,8 +62,9 @@ def test_a_command_does_not_replace_what_another_kind_of_command_wrote(tmp_path,
     """A random split over a verb split, gender contrasts over verb ones, a score's JSON over a split's
     sidecar, a BoW matrix over a visual one: each refused in one line naming the file, what wrote it and
     --overwrite, before any work (these used to exit 0 having replaced it). Rerunning the same kind of
-    command replaces its own output as before, and --overwrite replaces another's."""
-    from tvrbench.io.sidecars import written_by
+    command replaces its own output as before, and --overwrite replaces another's; a split whose sidecar
+    is gone says no command wrote it, so it is refused too (tests/test_output_writers.py: every output)."""
+    from tvrbench.io.writers import written_by
 
     features = tmp_path / "features.npy"
     np.save(features, np.random.default_rng(0).standard_normal((36, 8)).astype(np.float32))
@@ -113,7 +114,7 @@ def test_a_command_does_not_replace_what_another_kind_of_command_wrote(tmp_path,
         assert one_line_error(capsys, *command) == f"tvrbench: error: {tmp_path / name}: {written}"
     assert snapshot(tmp_path) == before  # nothing replaced, no partial file begun
     assert run(visual) == 0  # its own earlier output
-    assert run(["mc", "build", "--captions", CAPTIONS, "--kind", "random", "--out", str(human)]) == 0  # no sidecar said what wrote it
+    assert "nothing in it or beside it says" in one_line_error(capsys, "mc", "build", "--captions", CAPTIONS, "--kind", "random", "--out", human)
     assert run(["mc", "build", "--captions", CAPTIONS, "--kind", "random", "--out", str(tmp_path / "g.tsv"), "--overwrite"]) == 0
     assert written_by(tmp_path / "g.tsv") == "mc build --kind random"
 

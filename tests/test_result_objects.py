@@ -16,6 +16,7 @@ from tvrbench.cli.outputs import write_result
 from tvrbench.evaluation import EvaluationResult
 from tvrbench.io.captions import Captions
 from tvrbench.io.mc import MCInstance, write_mc
+from tvrbench.io.writers import mark
 from tvrbench.signature import Signature
 
 TEXTS = ["a man is cooking", "a woman is cooking soup", "a dog runs on grass", "a boy plays the guitar", "a girl rides a horse", "cars race"]
@@ -70,7 +71,7 @@ def test_mc_score_is_a_result_whose_table_is_its_json(mc_split, tmp_path):
     write_result(result, tmp_path / "library.json", show=shown_nowhere)
     assert json.loads((tmp_path / "library.json").read_text()) == payload
     assert run(["mc", "score", "--mc", str(split), "--scores", str(scores), "--json", str(tmp_path / "cli.json")]) == 0
-    assert (tmp_path / "cli.json").read_bytes() == (tmp_path / "library.json").read_bytes()
+    assert json.loads((tmp_path / "cli.json").read_text()) == mark(payload, "mc score")  # the same, under the command's name
 
 
 def test_proxy_studies_are_results_whose_tables_are_their_json(tmp_path):
@@ -94,7 +95,7 @@ def test_proxy_studies_are_results_whose_tables_are_their_json(tmp_path):
         assert json.loads((tmp_path / f"{name}.json").read_text()) == result.to_json()
     matrix_args = [arg for name, path in matrices.items() for arg in ("--matrix", f"{name}={path}")]
     assert run(["proxy-study", "curve", *matrix_args, "--steps", "3", "--json", str(tmp_path / "cli.json")]) == 0
-    assert (tmp_path / "cli.json").read_bytes() == (tmp_path / "curve.json").read_bytes()
+    assert json.loads((tmp_path / "cli.json").read_text()) == mark(curve.to_json(), "proxy-study curve")
 
 
 def test_a_contrast_run_is_a_result_whose_json_is_its_sidecar(tmp_path):

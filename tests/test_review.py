@@ -280,9 +280,9 @@ def test_a_kit_does_not_replace_a_folder_it_did_not_make(tmp_path, capsys):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
     argv = ["contrast", "review-kit", "--contrast", f"{FIRST}={tmp_path / 'a.jsonl'}", "--captions", str(CAPTIONS), "--out", str(tmp_path / "mine")]
-    assert "holds no review kit" in _error(capsys, argv)
+    assert "no tvrbench command wrote as one; choose a new or empty folder" in _error(capsys, argv)
     kit = make_kit({FIRST: tmp_path / "a.jsonl"}, read_captions(CAPTIONS), CAPTIONS, 5, 2, 0)
-    with pytest.raises(InputError, match="holds no review kit"):  # the Python API too, even told to overwrite
+    with pytest.raises(InputError, match="no tvrbench command wrote as one"):  # the Python API too, even told to overwrite
         write_kit(kit, tmp_path / "mine", overwrite=True)
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
     assert run([*argv[:-1], str(tmp_path / "kit")]) == 0

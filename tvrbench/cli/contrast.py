@@ -9,7 +9,7 @@ import typer
 
 from tvrbench.cli import app
 from tvrbench.cli.inputs import LANGUAGE_MODELS, SEED, reads_captions, seed_option
-from tvrbench.cli.outputs import FILE, FOLDER, Writes, beside, writes
+from tvrbench.cli.outputs import FILE, WHOLE_FOLDER, beside, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
 from tvrbench.io.inputs import CaptionsReading
@@ -18,9 +18,8 @@ contrast = typer.Typer(help="Generate contrast captions: gender swaps, LSMDC per
 app.add_typer(contrast, name="contrast")
 
 CAPTIONS_HELP = "Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSFUSION CSV or MSRVTT_data.json."
-# The records, their sidecar and the partial file a rerun resumes from; finetune-t5 stages its folder beside OUT.
+# The records, their sidecar and the partial file a rerun resumes from.
 CONTRAST_OUT = beside(".json", resumable=True)
-FINETUNE_OUT = Writes((lambda path: path, lambda path: path.with_name(f".{path.name}.partial")), folder=True)
 OUT_HELP = "Output JSONL, one record per contrast; signature and counts go to OUT.json. Resumes an interrupted run."
 PLAUSIBILITY_LM_HELP = f"Language model of the plausibility line: {LANGUAGE_MODELS}. [default: auto]"
 DEVICE_HELP = (
@@ -132,7 +131,7 @@ def verb(
 
 
 @contrast.command("finetune-t5")
-@writes(out=FINETUNE_OUT)
+@writes(out=WHOLE_FOLDER)
 @reads_captions
 def finetune_t5(
     reading: CaptionsReading,
@@ -159,7 +158,7 @@ def finetune_t5(
 
 
 @contrast.command("review-kit")
-@writes(out=FOLDER)
+@writes(out=WHOLE_FOLDER)
 @reads_captions
 def review_kit(
     reading: CaptionsReading,

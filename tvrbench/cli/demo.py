@@ -26,10 +26,11 @@ from pathlib import Path
 import typer
 
 from tvrbench.cli import app, invoke, load_commands
-from tvrbench.cli.outputs import FOLDER, print_table, writes
+from tvrbench.cli.outputs import FOLDER, marked, print_table, writes
 from tvrbench.data import SAMPLE_DIR
 from tvrbench.data.demo import DEMO_MC_KINDS, METRICS, MODELS, SAMPLE_MODELS, Step, published_steps, steps
 from tvrbench.io.atomic import write_json
+from tvrbench.io.outputs import Output, check_outputs
 from tvrbench.results import Table
 from tvrbench.signature import Signature
 
@@ -65,14 +66,14 @@ class _Interrupts:
             signal.signal(signal.SIGINT, previous)
 
 
-def run_step(step: Step, out: Path, log, interrupts: _Interrupts) -> float:
-    """Run one command in this process, its output in ``logs/``; returns seconds.
+def run_step(step: Step, out: Path, log, interrupts: _Interrupts, flags: tuple[str, ...] = ()) -> float:
+    """Run one command in this process, with ``flags`` added, its output in ``logs/``; returns seconds.
 
     A step that fails, exits non-zero or is interrupted stops the demo: its exception (or
     ``typer.Exit`` with its code) propagates, so the later steps never run on missing files.
     """
-    args = [arg.replace("{SAMPLE}", str(SAMPLE_DIR)).replace("{OUT}", str(out)) for arg in step.args]
-    print(f"$ tvrbench {' '.join(map(_shell_word, step.args))}", file=log, flush=True)
+    args = [arg.replace("{SAMPLE}", str(SAMPLE_DIR)).replace("{OUT}", str(out)) for arg in (*step.args, *flags)]
+    print(f"$ tvrbench {' '.join(map(_shell_word, (*step.args, *flags)))}", file=log, flush=True)
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -98,7 +99,7 @@ def combine_results(out: Path) -> dict:
     """``results.json``: every model's evaluation (FIRE labels, SYN nDCG) under ``models``."""
     models = {model: json.loads((out / "evaluation" / f"{model}.json").read_text(encoding="utf-8")) for model in MODELS}
     payload = {"signature": str(Signature({"demo": "sample", "models": ",".join(MODELS), "metrics": METRICS})), "models": models}
-    write_json(out / "results.json", payload)
+    write_json(out / "results.json", marked(payload))
     return payload
 
 
@@ -112,21 +113,24 @@ def _one_torch_thread() -> None:
     torch.set_num_threads(1)
 
 
-def run_demo(out: str | Path, log=None) -> dict:
-    """Run every step into ``out``; returns ``{step name: seconds}``."""
+def run_demo(out: str | Path, log=None, overwrite: bool = False) -> dict:
+    """Run every step into ``out``; returns ``{step name: seconds}``. ``overwrite``: every step, and the
+    demo's own ``results.json``, replaces what another command wrote or a file of yours."""
     log = log or sys.stderr
+    out = Path(out).resolve()
+    check_outputs([Output(out / "results.json", "results.json", writer="demo")], [], overwrite)
+    flags = ("--overwrite",) if overwrite else ()
     _one_torch_thread()
     load_commands()  # every command runs: their modules load once, before the first step
-    out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     print(f"tvrbench demo: the whole pipeline on the embedded sample (offline)\nSAMPLE={SAMPLE_DIR}\nOUT={out}", file=log)
     seconds = {}
     with _Interrupts().installed() as interrupts:
         for step in steps():
-            seconds[step.name] = run_step(step, out, log, interrupts)
+            seconds[step.name] = run_step(step, out, log, interrupts, flags)
         combine_results(out)
         for step in published_steps(out):
-            seconds[step.name] = run_step(step, out, log, interrupts)
+            seconds[step.name] = run_step(step, out, log, interrupts, flags)
     for table in summary(out):
         print_table(table, log)
     print(f"done in {sum(seconds.values()):.1f} s. Full results: {out / 'results.json'} (every metric and its signature),", file=log)
@@ -155,11 +159,14 @@ def summary(out: Path) -> list[Table]:
 
 @app.command()
 @writes(out=FOLDER)
-def demo(out: Path = typer.Option(..., "--out", help="Folder for every output (created; existing files are replaced).")) -> None:
+def demo(
+    out: Path = typer.Option(..., "--out", help="Folder for every output (created; a rerun replaces the demo's own outputs)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Every step replaces files in OUT that another command wrote, or of your own."),
+) -> None:
     """The whole pipeline on the embedded sample, offline: results.json, a dataset folder and report.html.
 
     Proxies, evaluation with FIRE labels and proxy nDCG, the FIRE analyses, contrast sets and MC
     splits, publishing and the report: each step is printed as the command that does it (rerun any
     of them on your data); what the commands print goes to OUT/logs/.
     """
-    run_demo(out)
+    run_demo(out, overwrite=overwrite)

@@ -14,7 +14,7 @@ from rich.console import Console
 from tvrbench.cli import app
 from tvrbench.cli.inputs import AP, TIES, split_list
 from tvrbench.cli.models import ModelInputs, reads_models
-from tvrbench.cli.outputs import FILE, Writes, print_result, writes
+from tvrbench.cli.outputs import Writes, beside, mark_beside, marked, print_result, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
 from tvrbench.evaluation.choices import FUSION_POLICIES, NDCG_VARIANTS, listed
@@ -48,7 +48,7 @@ def checkpoint_of(json_out: Path) -> Path:
 
 
 # The result and, for sharded scores, the checkpoint a rerun resumes from.
-JSON_OUT = Writes((FILE.files[0], checkpoint_of), folder=lambda path: path.name.endswith(".shards"), resumes=checkpoint_of)
+JSON_OUT = Writes(scratch=(checkpoint_of,), folder=lambda path: path.name.endswith(".shards"), resumes=checkpoint_of)
 
 
 # evaluate reads sharded scores too, and its one model needs no NAME=.
@@ -59,7 +59,7 @@ SCORES_HELP = (
 
 
 @app.command("evaluate")
-@writes(json_out=JSON_OUT, per_query=FILE)
+@writes(json_out=JSON_OUT, per_query=beside(".json"))
 @reads_models("one_or_embeddings", fire="optional", scores_help=SCORES_HELP)
 def evaluate_command(
     given: ModelInputs,
@@ -95,10 +95,11 @@ def evaluate_command(
     checkpoint = checkpoint_of(json_out) if files.sharded else None
     with dask_client(workers, scheduler) as client:
         result = inputs.evaluate(settings, client, checkpoint)
-    write_json(json_out, result.to_json())
+    write_json(json_out, marked(result.to_json()))
     if checkpoint is not None:
         shutil.rmtree(checkpoint, ignore_errors=True)
     if per_query is not None:
+        mark_beside(per_query)
         write_per_query(per_query, result, inputs.captions)
     print_result(result)
     Console().print(f"signature: {result.signature}", soft_wrap=True, highlight=False)

@@ -21,7 +21,8 @@ from tvrbench.proxies.storage import FOLDER_SUFFIXES
 # The matrix, its sidecar M.json, and the partial matrix and progress file a rerun resumes from; a
 # .zarr or .parquet output and its partial form are folders.
 PROXY_OUT = Writes(
-    (lambda path: path, sidecar_path, partial, lambda path: path.with_name(path.name + ".partial.json")),
+    (lambda path: path, sidecar_path),
+    (partial, lambda path: path.with_name(path.name + ".partial.json")),
     folder=lambda path: path.name.removesuffix(".partial").endswith(FOLDER_SUFFIXES),
     resumes=partial,
 )

@@ -10,7 +10,7 @@ import typer
 
 from tvrbench.cli import app
 from tvrbench.cli.inputs import PLOTS, reads_captions, seed_option
-from tvrbench.cli.outputs import FILE, FOLDER, Writes, writes
+from tvrbench.cli.outputs import FILE, FOLDER, Writes, beside, mark_beside, writes
 from tvrbench.errors import InputError
 from tvrbench.io.inputs import CaptionsReading, named_paths
 
@@ -20,8 +20,10 @@ app.add_typer(study, name="proxy-study")
 VIDEO_MATRIX = typer.Option(..., "--matrix", help="Video-level proxy matrix.")
 STUDY_SEED = seed_option("Random seed.", default=0)  # the studies have no config file to hold a seed
 # --plot FILE, the option before --plots DIR: deprecated, kept for one release (_deprecated_plot); gmr's writes FILE_t2v and FILE_v2t.
+# A figure does not name the command that drew it, so it is not checked against one.
 DEPRECATED_PLOT = typer.Option(None, "--plot", hidden=True, help="Deprecated: use --plots DIR.")
-GMR_PLOTS = Writes(tuple(lambda path, d=direction: path.with_name(f"{path.stem}_{d}{path.suffix}") for direction in ("t2v", "v2t")))
+PLOT = Writes(told=False)
+GMR_PLOTS = Writes(tuple(lambda path, d=direction: path.with_name(f"{path.stem}_{d}{path.suffix}") for direction in ("t2v", "v2t")), told=False)
 
 
 def _similarity(value: float) -> float:
@@ -62,7 +64,7 @@ def _deprecated_plot(result, plot: Path) -> None:
 
 
 @study.command("curve")
-@writes(plots=FOLDER, plot=FILE, json_out=FILE)
+@writes(plots=FOLDER, plot=PLOT, json_out=FILE)
 def study_curve(
     matrix: list[str] = typer.Option(..., "--matrix", help="NAME=M.npy (repeatable): video-level proxy matrices."),
     plots: Optional[Path] = PLOTS,
@@ -93,7 +95,7 @@ def study_gmr(
 
 
 @study.command("correlation")
-@writes(plots=FOLDER, plot=FILE, json_out=FILE)
+@writes(plots=FOLDER, plot=PLOT, json_out=FILE)
 def study_correlation(
     matrix: list[str] = typer.Option(..., "--matrix", help="NAME=M.npy (repeatable), same shape."),
     plots: Optional[Path] = PLOTS,
@@ -107,7 +109,7 @@ def study_correlation(
 
 
 @study.command("human-kit")
-@writes(out=FILE)
+@writes(out=beside(".json"))
 @reads_captions
 def study_human_kit(
     reading: CaptionsReading,
@@ -125,6 +127,7 @@ def study_human_kit(
     from tvrbench.proxies.study_files import human_kit_study
 
     kit = human_kit_study(matrix, reading.read(captions), captions, videos, seed)
+    mark_beside(out)
     write_csv(out, kit, ["video_id", "presented", "caption_id", "text", "slot", "proxy_score"])
     typer.echo(f"wrote {out}: {len(kit)} rows for {len(kit) // 5} videos", err=True)
 
@@ -143,7 +146,7 @@ def study_human_score(
 
 
 @study.command("triplets")
-@writes(out=FILE)
+@writes(out=beside(".json"))
 def study_triplets(
     matrix: Path = VIDEO_MATRIX,
     threshold: float = typer.Option(..., "--threshold", callback=_similarity, help="Positives: S >= T; negatives: S < T."),
@@ -155,5 +158,6 @@ def study_triplets(
     from tvrbench.io.csv_tables import write_csv
     from tvrbench.proxies.study_files import triplets_study
 
+    mark_beside(out)
     write_csv(out, triplets_study(matrix, threshold, per_video, seed), ["video_id", "positive_caption_id", "negative_caption_id"])
     typer.echo(f"wrote {out}", err=True)

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tvrbench.cli import app
-from tvrbench.cli.outputs import FILE, writes
+from tvrbench.cli.outputs import FILE, marked, writes
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import write_json
 from tvrbench.io.files import read_json_object
@@ -45,7 +45,7 @@ def diff(
     """Show the signature fields in which two results differ; exit code 0 when equal, 1 when not (as diff)."""
     comparison = SignatureDiff(read_signature(left), read_signature(right), _name(left, "A"), _name(right, "B"))
     if json_out is not None:
-        write_json(json_out, comparison.to_json())
+        write_json(json_out, marked(comparison.to_json()))
     console = Console()
     if not comparison.rows:
         console.print("the signatures are equal")

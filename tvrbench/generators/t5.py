@@ -26,6 +26,7 @@ from tvrbench.errors import InputError
 from tvrbench.generators.base import Candidate, Request, match_case, replace_tokens
 from tvrbench.generators.config import Device, FinetuneConfig, T5GeneratorConfig
 from tvrbench.io.atomic import atomic_folder
+from tvrbench.io.writers import mark
 from tvrbench.numerics import NATS, rounded
 from tvrbench.resources import torch_device, transformers_library
 
@@ -394,7 +395,7 @@ def finetune_t5(model_name: str, texts: Sequence[str], out: str | Path, config: 
     with atomic_folder(out) as staging:
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
-        (staging / "tvrbench_finetune.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        (staging / "tvrbench_finetune.json").write_text(json.dumps(mark(summary, "contrast finetune-t5"), indent=2) + "\n", encoding="utf-8")
     return summary
 
 

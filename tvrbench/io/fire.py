@@ -553,12 +553,14 @@ def _as_struct(record: FireRecord) -> _Pair:
     )
 
 
-def write_fire(path: str | os.PathLike, labels: FireLabels) -> None:
+def write_fire(path: str | os.PathLike, labels: FireLabels, first: dict | None = None) -> None:
     """Write ``labels`` in the FIRE schema, atomically and record by record: labelled rows under
-    ``annotations``, label -1 under ``disagreements`` (no ``label`` key), then the metadata."""
+    ``annotations``, label -1 under ``disagreements`` (no ``label`` key), then the metadata. ``first``:
+    fields written before them, in place of the metadata's own (the mark of the command writing the file)."""
+    first = first or {}
     sections = {"annotations": np.flatnonzero(labels.label != DISAGREEMENT), "disagreements": np.flatnonzero(labels.label == DISAGREEMENT)}
     with atomic_write(path) as out:
-        out.write("{")
+        out.write("{" + "".join(f"{json.dumps(key)}: {json.dumps(value)}, " for key, value in first.items()))
         for position, (name, indices) in enumerate(sections.items()):
             out.write(f'{", " if position else ""}"{name}": [')
             for count, index in enumerate(indices.tolist()):
@@ -566,6 +568,6 @@ def write_fire(path: str | os.PathLike, labels: FireLabels) -> None:
                 out.write(json.dumps(labels.row(index)))
             out.write("]")
         for key, value in labels.metadata.items():
-            if key not in SECTIONS:
+            if key not in SECTIONS and key not in first:
                 out.write(f", {json.dumps(key)}: {json.dumps(value)}")
         out.write("}\n")

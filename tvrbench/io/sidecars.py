@@ -1,7 +1,6 @@
 """Sidecars: the JSON file beside an output that holds its signature and settings (``M.json`` beside
 ``M.npy``), written by the command that made the output and read back by every command that takes it;
-they also tell which command (and kind) made an output, so another kind does not replace it unasked
-(:func:`written_by`).
+they also tell which command made an output that has no room to say it (:mod:`tvrbench.io.writers`).
 """
 
 from __future__ import annotations
@@ -39,36 +38,3 @@ def open_sidecar(path: str | Path, required: bool = False) -> dict:
             raise InputError(path, "no such file")
         raise InputError(path, f"no sidecar {sidecar.name} beside it (written by tvrbench)")
     return {}
-
-
-# The keys a command's sidecar always holds -> that command as typed, with the kind its sidecar records.
-# Most specific first: an MC split's sidecar is known by "kind" and "instances" alone.
-WRITERS = (
-    ({"proxy", "level", "storage"}, "proxies --proxy {proxy}"),
-    ({"kind", "counts", "candidates_rejected"}, "contrast {kind}"),
-    ({"kind", "source", "contrast_option_rule"}, "mc import"),
-    ({"kind", "instances"}, "mc build --kind {kind}"),
-)
-
-
-def written_by(path: str | Path) -> str | None:
-    """The command that wrote the output at ``path``, or the output whose sidecar ``path`` is, as its
-    sidecar tells (``mc build --kind verb``, ``contrast gender``, ``proxies --proxy syn``); ``None``
-    when there is no such output or its sidecar does not say (made elsewhere, unreadable)."""
-    path = Path(path)
-    described = [path.with_name(path.name.removesuffix(".json")), *(path.with_suffix(suffix) for suffix in MATRIX_SUFFIXES)]
-    for output in [path, *(other for other in described if other != path and sidecar_path(other) == path)]:
-        sidecar = sidecar_path(output)
-        if output.exists() and sidecar.is_file():
-            try:
-                return _writer(read_json_object(sidecar))
-            except InputError:
-                return None
-    return None
-
-
-def _writer(sidecar: dict) -> str | None:
-    for keys, command in WRITERS:
-        if keys <= sidecar.keys():
-            return command.format(**{key: sidecar[key] for key in keys})
-    return None

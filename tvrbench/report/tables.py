@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 
 from tvrbench.evaluation.fire.tables import analysis_tables
+from tvrbench.io.writers import unmarked
 from tvrbench.results import Table
 from tvrbench.signature import Signature
 
@@ -32,6 +33,7 @@ TABLES_BY_KEYS = (
 def result_tables(payload) -> list[Table] | None:
     """The tables of the result that wrote ``payload``, or ``None`` when no result wrote it (or it was edited
     out of shape): the report then shows it as plain JSON."""
+    payload = unmarked(payload)
     tables = analysis_tables(payload)
     if tables is not None or not isinstance(payload, dict):
         return tables

@@ -11,7 +11,7 @@ import typer
 from tvrbench.cli.fire.group import fire
 from tvrbench.cli.inputs import CONFIG, FIRE_DATASET_FILTER, LABEL_RULE, read_fire_settings, reads_captions
 from tvrbench.cli.models import FIRE_REQUIRED
-from tvrbench.cli.outputs import FILE, writes, written
+from tvrbench.cli.outputs import FILE, Writes, beside, mark_beside, marked, writes, written
 from tvrbench.io.inputs import CaptionsReading
 
 labels_app = typer.Typer(help="Convert FIRE JSON to TREC qrels and back.", no_args_is_help=True)
@@ -19,7 +19,7 @@ fire.add_typer(labels_app, name="labels")
 
 
 @labels_app.command("to-qrels")
-@writes(out=FILE, metadata=FILE)
+@writes(out=beside(".json"), metadata=Writes(sidecar_of="out"))
 @reads_captions
 def to_qrels(
     reading: CaptionsReading,
@@ -35,17 +35,20 @@ def to_qrels(
     """Write FIRE labels as TREC qrels (relevant 1, irrelevant 0), optionally with a metadata sidecar."""
     from tvrbench.evaluation.fire.labels import fire_to_qrels, qrels_signature, write_metadata
     from tvrbench.io.fire import read_fire
+    from tvrbench.io.sidecars import sidecar_path
     from tvrbench.io.trec import write_qrels
 
     opts = read_fire_settings(config, "labels", rule=rule, disagreements=disagreements).labels
     captions = reading.read(queries) if queries else None
     qrels, sidecar, unmatched = fire_to_qrels(read_fire(fire_path, dataset), opts.rule, opts.disagreements, captions, provenance=metadata is not None)
+    if metadata is not None:  # the marks first (mark_beside)
+        sidecar["signature"] = str(qrels_signature(opts.rule, opts.disagreements, {"fire": fire_path, "queries": queries}))
+        write_metadata(metadata, marked(sidecar))
+        written(metadata)
+    if metadata != sidecar_path(out):  # metadata saved as Q.qrels.json is the qrels' sidecar, and names the command itself
+        mark_beside(out)
     write_qrels(out, qrels)
     written(out)
-    if metadata is not None:
-        sidecar["signature"] = str(qrels_signature(opts.rule, opts.disagreements, {"fire": fire_path, "queries": queries}))
-        write_metadata(metadata, sidecar)
-        written(metadata)
     typer.echo(
         f"{len(qrels):,} qrels lines: {int(np.sum(qrels.relevance > 0)):,} relevant, "
         f"{int(np.sum(qrels.relevance == 0)):,} irrelevant, {int(np.sum(qrels.relevance < 0)):,} disagreements"
@@ -66,6 +69,6 @@ def to_fire(
     from tvrbench.io.trec import read_qrels
 
     labels = qrels_to_fire(read_qrels(qrels_path), read_metadata(metadata), source=str(qrels_path))
-    write_fire(out, labels)
+    write_fire(out, labels, marked({}))
     written(out)
     typer.echo(f"{len(labels):,} FIRE records ({int(np.sum(labels.label == -1)):,} disagreements)")

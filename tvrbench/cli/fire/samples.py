@@ -10,7 +10,7 @@ import typer
 from tvrbench.cli.fire.group import fire
 from tvrbench.cli.inputs import BOOTSTRAP_METRICS, CONFIG, JSON_OUT, PLOTS, SEED, read_fire_settings, split_list
 from tvrbench.cli.models import ModelInputs, reads_models
-from tvrbench.cli.outputs import FILE, FOLDER, write_result, writes, written
+from tvrbench.cli.outputs import FILE, FOLDER, beside, mark_beside, write_result, writes, written
 
 
 @fire.command()
@@ -57,7 +57,7 @@ def paired(
 
 
 @fire.command()
-@writes(out=FILE, json_out=FILE)
+@writes(out=beside(".json"), json_out=FILE)
 @reads_models(
     "one", scores_help="The new model's .npy score matrix or TREC run (NAME=PATH).", fire_help="FIRE JSON file with the labels collected so far."
 )
@@ -78,6 +78,7 @@ def queue(
     inputs = given.read()
     name, matrix = inputs.model
     result = queue_analysis(matrix, inputs.judgments, inputs.captions, inputs.video_ids, settings, name, all_queries, inputs.sources)
+    mark_beside(out)
     write_queue(out, result.records)
     written(out)
     write_result(result, json_out)

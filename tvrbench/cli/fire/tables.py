@@ -10,7 +10,7 @@ import typer
 from tvrbench.cli.fire.group import fire
 from tvrbench.cli.inputs import AP, CONFIG, FIRE_DATASET_FILTER, JSON_OUT, LABEL_RULE, METRICS, TIES, read_fire_settings, split_list
 from tvrbench.cli.models import FIRE_REQUIRED, ModelInputs, reads_models
-from tvrbench.cli.outputs import FILE, write_result, writes, written
+from tvrbench.cli.outputs import FILE, beside, mark_beside, write_result, writes, written
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write
 
@@ -33,7 +33,7 @@ def agreement(
 
 
 @fire.command()
-@writes(json_out=FILE, csv_out=FILE)
+@writes(json_out=FILE, csv_out=beside(".json"))
 @reads_models("many_or_embeddings")
 def compare(
     given: ModelInputs,
@@ -56,6 +56,7 @@ def compare(
     result = compare_analysis(inputs.models, inputs.judgments, settings, inputs.sources)
     write_result(result, json_out)
     if csv_out:
+        mark_beside(csv_out)
         with atomic_write(csv_out) as out:
             out.write(result.to_csv())
         written(csv_out)

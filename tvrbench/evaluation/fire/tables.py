@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 
+from tvrbench.io.writers import unmarked
 from tvrbench.results import Table
 from tvrbench.signature import Signature
 
@@ -69,6 +70,7 @@ def _analysis_field(text: str) -> str | None:
 
 def analysis_tables(payload) -> list[Table] | None:
     """The tables of a FIRE analysis's JSON, or ``None`` when no FIRE analysis wrote it (or it is malformed)."""
+    payload = unmarked(payload)
     name = analysis_of(payload)
     if name not in TABLES:
         return None

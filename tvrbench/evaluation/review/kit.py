@@ -32,7 +32,8 @@ from tvrbench.signature import Signature, input_digest, text_digest
 QUESTION = "Could a person have written this sentence to describe a real video?"
 ANSWERS = ("yes", "no")
 CAPTIONS_SOURCE = "real captions"
-KEY = "key.json"  # the hidden key's file name in a kit folder
+KEY = "key.json"  # the hidden key's file name in a kit folder, which names review-kit as the folder's writer
+WRITER = "contrast review-kit"
 # Shown to every reader with the question; made up, so no sentence of any kit is among them.
 EXAMPLES = {
     "yes": ("a man is slicing tomatoes in a kitchen", "two kids ride bikes down a hill", "a woman explains how to fold a paper crane"),
@@ -190,23 +191,23 @@ def make_kit(
 
 def write_kit(kit: ReviewKit, folder: Path, overwrite: bool = False) -> None:
     """The kit folder (module docstring), built beside ``folder`` and moved into place when complete.
-    It replaces only an earlier kit, and that only with ``overwrite``: a folder that holds anything
-    else is never removed."""
+    It replaces only a folder a command wrote whole (an earlier kit, a fine-tuned model), and that only
+    with ``overwrite``: a folder that holds anything else is never removed."""
     from tvrbench.io.atomic import atomic_folder
     from tvrbench.io.csv_tables import write_csv
+    from tvrbench.io.outputs import Output, check_outputs
+    from tvrbench.io.writers import mark, written_by
 
-    if folder.is_dir() and any(folder.iterdir()):
-        if not (folder / KEY).is_file():
-            raise InputError(folder, "is a folder that holds no review kit; choose a new or empty folder")
-        if not overwrite:
-            raise InputError(folder, "holds a review kit already; --overwrite replaces it (verdicts made on it will no longer match)")
+    if not overwrite and written_by(folder) == WRITER:
+        raise InputError(folder, "holds a review kit already; --overwrite replaces it (verdicts made on it will no longer match)")
+    check_outputs([Output(folder, "--out", folder=True, writer=WRITER)], [], overwrite)
     with atomic_folder(folder) as staging:
         reader = staging / "reader"
         rows = [{"number": number, "sentence": s.sentence, "verdict": ""} for number, s in enumerate(kit.sentences, start=1)]
         write_csv(reader / "sentences.csv", rows, ("number", "sentence", "verdict"))
         (reader / "instructions.md").write_text(INSTRUCTIONS, encoding="utf-8")
         (reader / "form.html").write_text(form_html(kit), encoding="utf-8")
-        (staging / KEY).write_text(json.dumps(kit.key(), indent=2) + "\n", encoding="utf-8")
+        (staging / KEY).write_text(json.dumps(mark(kit.key(), WRITER), indent=2) + "\n", encoding="utf-8")
 
 
 def form_html(kit: ReviewKit) -> str:
