@@ -228,3 +228,27 @@ def test_cli_bad_captions_exit_2_and_write_nothing(tmp_path, text, problem):
     assert problem in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == [captions]
+
+
+def test_a_run_tried_small_takes_the_first_or_a_seeded_sample_of_the_captions(tmp_path):
+    """--limit N: the first N captions; --sample N: N drawn with --seed, in file order; the sidecar's
+    signature names the part run. A count below 1 or both options: one line, exit 2."""
+    sample = str(ROOT / "tvrbench" / "data" / "sample" / "captions.csv")
+    all_ids = read_captions(sample).caption_ids
+
+    def ids_of(*options: str) -> list[str]:
+        out = tmp_path / f"{'_'.join(options)}.jsonl"
+        done = run_cli("contrast", "gender", "--captions", sample, "--out", str(out), "--lm", "ngram", *options)
+        assert done.returncode == 0, done.stderr
+        sidecar = json.loads(out.with_name(out.name + ".json").read_text())
+        assert f"|n:{sidecar['counts']['captions']}|" in sidecar["signature"]
+        return [json.loads(line)["caption_id"] for line in out.read_text().splitlines()], sidecar["counts"]["captions"]
+
+    first, counted = ids_of("--limit", "20")
+    assert counted == 20 and set(first) <= set(all_ids[:20]) and first
+    drawn, counted = ids_of("--sample", "20", "--seed", "3")
+    assert counted == 20 and drawn == sorted(drawn, key=all_ids.index) and not set(drawn) <= set(all_ids[:20])
+    assert ids_of("--sample", "20", "--seed", "3")[0] == drawn
+    for options in (["--limit", "0"], ["--sample", "-2"], ["--limit", "5", "--sample", "5"]):
+        done = run_cli("contrast", "gender", "--captions", sample, "--out", str(tmp_path / "bad.jsonl"), *options)
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr

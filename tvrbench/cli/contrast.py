@@ -8,11 +8,11 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
-from tvrbench.cli.inputs import LANGUAGE_MODELS, SEED, reads_captions, seed_option
+from tvrbench.cli.inputs import LANGUAGE_MODELS, SEED, reads_captions, seed_option, selects_captions
 from tvrbench.cli.outputs import FILE, WHOLE_FOLDER, beside, writes
 from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
 from tvrbench.errors import InputError
-from tvrbench.io.inputs import CaptionsReading
+from tvrbench.io.inputs import CaptionsReading, CaptionsSelection
 
 contrast = typer.Typer(help="Generate contrast captions: gender swaps, LSMDC person-ID swaps, verb-phrase swaps.", no_args_is_help=True)
 app.add_typer(contrast, name="contrast")
@@ -39,9 +39,11 @@ def _report(out: Path, run) -> None:
 
 @contrast.command()
 @writes(out=CONTRAST_OUT)
+@selects_captions
 @reads_captions
 def gender(
     reading: CaptionsReading,
+    selection: CaptionsSelection,
     captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP),
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
     seed: Optional[int] = SEED,
@@ -56,15 +58,17 @@ def gender(
 
     settings = load_config(config, GenderConfig, seed=seed, lm=lm)
     with dask_client(workers, scheduler) as client:
-        _, run = gender_contrasts(reading.read(captions), out, settings, client)
+        _, run = gender_contrasts(selection.apply(reading.read(captions), settings.seed), out, settings, client)
     _report(out, run)
 
 
 @contrast.command("id")
 @writes(out=CONTRAST_OUT)
+@selects_captions
 @reads_captions
 def person_id(
     reading: CaptionsReading,
+    selection: CaptionsSelection,
     captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP + " Names in the text; optional 'movie' column."),
     characters: Path = typer.Option(..., "--characters", help="CSV with columns movie,name,gender."),
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
@@ -82,15 +86,17 @@ def person_id(
     settings = load_config(config, PersonIdConfig, seed=seed, lm=lm)
     train = reading.read(train_captions, filter_videos=False) if train_captions else None
     with dask_client(workers, scheduler) as client:
-        _, run = id_contrasts(reading.read(captions), characters, out, settings, train, client)
+        _, run = id_contrasts(selection.apply(reading.read(captions), settings.seed), characters, out, settings, train, client)
     _report(out, run)
 
 
 @contrast.command()
 @writes(out=CONTRAST_OUT)
+@selects_captions
 @reads_captions
 def verb(
     reading: CaptionsReading,
+    selection: CaptionsSelection,
     captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP),
     out: Path = typer.Option(..., "--out", help=OUT_HELP),
     generator: Optional[str] = typer.Option(None, "--generator", help="wordnet (offline) or t5. [default: wordnet]"),
@@ -126,7 +132,7 @@ def verb(
     )  # fmt: skip
     train = reading.read(train_captions, filter_videos=False) if train_captions else None
     with dask_client(workers, scheduler) as client:
-        _, run = verb_contrasts(reading.read(captions), out, settings, train, client)
+        _, run = verb_contrasts(selection.apply(reading.read(captions), settings.seed), out, settings, train, client)
     _report(out, run)
 
 

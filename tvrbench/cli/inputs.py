@@ -23,7 +23,7 @@ from tvrbench.errors import InputError
 from tvrbench.evaluation.choices import AP_VARIANTS, TIE_RULES, listed
 from tvrbench.evaluation.fire.pairs import RULES as LABEL_RULES
 from tvrbench.io.captions import FORMATS as CAPTIONS_FORMATS
-from tvrbench.io.inputs import CaptionsReading, default_name, open_named_scores, read_fire_dataset, split_named_path
+from tvrbench.io.inputs import CaptionsReading, CaptionsSelection, default_name, open_named_scores, read_fire_dataset, split_named_path
 from tvrbench.io.outputs import safe_name
 from tvrbench.io.scores import SIMILARITIES, ScoreSource
 
@@ -105,6 +105,18 @@ def reads_captions(command):
         return CaptionsReading(captions_format, video_list, trust_pickle)
 
     return bundle_options(command, "reading", _CAPTIONS_OPTIONS, reading, at_end=True)
+
+
+_SELECTION_OPTIONS = keyword_options(
+    ("limit", Optional[int], typer.Option(None, "--limit", min=1, help="Only the first N captions (to try a run small).")),
+    ("sample", Optional[int], typer.Option(None, "--sample", min=1, help="Only N captions drawn with --seed (to try a run small).")),
+)
+
+
+def selects_captions(command):
+    """Give ``command`` ``--limit`` and ``--sample``; it receives them as one
+    :class:`~tvrbench.io.inputs.CaptionsSelection` in its ``selection`` parameter."""
+    return bundle_options(command, "selection", _SELECTION_OPTIONS, CaptionsSelection, at_end=True)
 
 
 def read_fire_settings(config: Optional[Path], section: str | None = None, **overrides):

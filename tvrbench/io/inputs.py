@@ -68,6 +68,9 @@ def named_paths(values: Iterable[str | Path], option: str, name_required: bool =
 # --------------------------------------------------------------------------- captions and scores
 
 
+SAMPLE_STREAM = 0x5A3D1E  # --sample's random stream, apart from the generators' own of the same seed
+
+
 @dataclass(frozen=True)
 class CaptionsReading:
     """How to read captions files: the ``--format``, ``--video-list`` and ``--trust-pickle`` of a command."""
@@ -81,6 +84,26 @@ class CaptionsReading:
         the video list of the evaluated split does not describe."""
         video_list = self.video_list if filter_videos else None
         return read_captions(path, format=self.format, video_list=video_list, trust_pickle=self.trust_pickle)
+
+
+@dataclass(frozen=True)
+class CaptionsSelection:
+    """A part of the captions to try a command on: the first ``limit``, or ``sample`` drawn with the seed
+    (kept in file order); the signature then names that part (its digest and count)."""
+
+    limit: int | None = None
+    sample: int | None = None
+
+    def apply(self, captions: Captions, seed: int) -> Captions:
+        if self.limit is not None and self.sample is not None:
+            raise InputError(None, "--limit and --sample: give one of them")
+        if self.limit is not None:
+            return captions.subset(range(min(self.limit, len(captions))))
+        if self.sample is not None and self.sample < len(captions):
+            import numpy as np
+
+            return captions.subset(sorted(np.random.default_rng([seed, SAMPLE_STREAM]).choice(len(captions), self.sample, replace=False)))
+        return captions
 
 
 def open_named_scores(specs: Iterable[str], option: str, caption_ids: list[str], video_ids: list[str]) -> dict[str, ScoreSource]:
