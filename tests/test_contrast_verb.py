@@ -33,7 +33,7 @@ MSRVTT = Path("/work/shared/data/msrvtt/MSRVTT_JSFUSION_test.csv")
 VERB = VerbConfig(lm="ngram")  # the trigram judges: these tests are about the generator, not the LM (test_offline_lms.py is)
 # What a record's ``filters`` holds, in order: the constraints every candidate went through, then the filters
 # (a caption searched again under the set's cap has the cap's check first).
-CONSTRAINTS = ["argument-fit", "profanity", "frequency", "verb-changed"]
+CONSTRAINTS = ["argument-fit", "profanity", "frequency", "form-frequency", "verb-changed"]
 FILTERS = ["reads-as-real", "meaning-changed", "perplexity", "has-verb"]
 CAPPED = "over the set's cap"
 
@@ -86,7 +86,8 @@ def test_offline_verbs_change_only_the_verb_phrase_and_never_to_a_synonym(offlin
 
     wn = wordnet()
     config = VerbConfig()
-    _, records, _ = offline_run
+    captions, records, _ = offline_run
+    caption_words = {word.lower() for text in captions.texts for word in text.split()}
     for record in records:
         doc = nlp(record.original)
         assert len(record.edit) == 1
@@ -111,6 +112,9 @@ def test_offline_verbs_change_only_the_verb_phrase_and_never_to_a_synonym(offlin
         assert (meaning["antonym"], meaning["verb_cosine"]) == (changed["antonym"], changed["score"])
         assert ppl["score"] == round((ppl["ppl_contrast"] - ppl["ppl_original"]) / ppl["ppl_original"], 3)  # from the record's own figures
         assert checks["frequency"]["score"] >= config.frequency.min_unigram_log10
+        form = checks["form-frequency"]
+        assert record.contrast[edit["contrast_chars"][0] :].lower().startswith(form["form"])  # the form the contrast shows
+        assert (form["score"] or -99) >= config.frequency.min_form_log10 or form["form"] in caption_words
         judged, choice = checks["reads-as-real"], config.choice
         assert judged["compared"] in ("continuation", "verb") and judged["score"] >= max(judged["best"] - choice.max_behind_best, -choice.max_loss)
         assert checks["argument-fit"]["score"] is not None and checks["profanity"]["passed"]
@@ -570,3 +574,26 @@ def test_verb_lexicon_equals_wordnet_and_is_cached_on_disk(tmp_path, monkeypatch
     verb_lexicon.cache_clear()
     assert verb_lexicon(settings).data == lexicon.data and path.stat().st_mtime_ns != written
     verb_lexicon.cache_clear()
+
+
+def test_the_form_a_contrast_shows_must_be_one_people_write(nlp):
+    """ "rumoring" fails though "rumor" is common (its other forms are); a form the captions use passes
+    whatever the Web says; the score is the form's log10 share of the Web's words, as wordsegment counts."""
+    import wordsegment
+
+    from tvrbench.generators.verb.evidence import WEB_WORDS
+    from tvrbench.generators.verb.filters import FormFrequency
+
+    doc = nlp("a man is talking about the game")
+    item = CaptionItem(0, "c0", "v0", doc.text, doc)
+    (target,) = VerbPhrases(nlp).find(item)
+    span = replace_tokens(doc, target.start, target.start + 1, "")
+    request = Request(item, target, [target], None)
+    fills = ["rumoring", "chatting", "garaging"]
+    at = (span.token_start, span.token_end, span.char_start, span.char_end, span.original)
+    candidates = [Candidate(request, (Replacement(*at, fill),)) for fill in fills]
+    checks = FormFrequency(frozenset({"garaging"}), -6.5).check(candidates)
+    assert [c.passed for c in checks] == [False, True, True]  # garaging: the captions write it
+    assert checks[0].score is None and checks[0].extra == {"form": "rumoring"}  # not among the Web's 333,333 commonest words
+    wordsegment.load()
+    assert checks[1].score == round(float(np.log10(wordsegment.UNIGRAMS["chatting"] / WEB_WORDS)), 3) >= -6.5

@@ -107,6 +107,7 @@ class FrequencyConfig(Settings):
 
     min_train_count: int = Field(30, ge=0)  # more than this many times in the training captions
     min_unigram_log10: float = -6.0  # log10 P(lemma, all its forms) under the n-gram model, without training captions
+    min_form_log10: float = -6.5  # the form the contrast shows: log10 of its share of the Web's words, unless the captions use it
 
 
 class PerplexityConfig(Settings):

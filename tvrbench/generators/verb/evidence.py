@@ -153,6 +153,21 @@ def wordnet_usage(spacy_model: str = "en_core_web_sm") -> tuple[NounClasses, Usa
 @functools.lru_cache(maxsize=1)
 def bigram_counts() -> dict[str, float]:
     """Google Web n-gram bigram counts (``wordsegment``; pairs seen at least 100,000 times)."""
+    return _web_counts().BIGRAMS
+
+
+WEB_WORDS = 1_024_908_267_229  # the words Google's Web 1T corpus holds, which its unigram counts are of
+
+
+def web_log10(word: str) -> float:
+    """log10 of a word's share of the Web (its Google unigram count, ``wordsegment``'s 333,333 commonest
+    words, from 12,711 occurrences up); -inf for a word outside them (rarer than 10^-7.9)."""
+    count = _web_counts().UNIGRAMS.get(word.lower())
+    return float(np.log10(count / WEB_WORDS)) if count else -np.inf
+
+
+@functools.lru_cache(maxsize=1)
+def _web_counts():
     try:
         import wordsegment
     except ImportError:
@@ -160,7 +175,7 @@ def bigram_counts() -> dict[str, float]:
 
         raise MissingResource("Google n-gram counts (wordsegment)", "pip install wordsegment") from None
     wordsegment.load()
-    return wordsegment.BIGRAMS
+    return wordsegment
 
 
 def verbs_before(word: str) -> tuple[str, ...]:

@@ -186,6 +186,30 @@ class Embeddings:
         return vectors.astype(np.float32)[[row[text] for text in texts]]
 
 
+class FormFrequency:
+    """A constraint: people write the verb form the contrast shows ("rumoring", "garaging" they do not,
+    though "rumor" and "garage" are common). Score: log10 of the form's share of the Web's words
+    (Google's unigram counts); it passes at ``min_log10`` or more, or when the captions use the form.
+    The lemma's frequency (:class:`VerbFrequency`) sums every form, so it cannot see this."""
+
+    name = "form-frequency"
+
+    def __init__(self, caption_forms: frozenset[str], min_log10: float):
+        self.caption_forms = caption_forms
+        self.min_log10 = min_log10
+
+    def check(self, candidates: Sequence[Candidate]) -> list[Check]:
+        from tvrbench.generators.verb.evidence import web_log10
+
+        checks = []
+        for candidate in candidates:
+            form = (candidate.replacements[0].replacement.split() or [""])[0].lower()
+            share = web_log10(form)
+            passed = share >= self.min_log10 or form in self.caption_forms
+            checks.append(Check(bool(passed), rounded(share, RATIO) if np.isfinite(share) else None, {"form": form}))
+        return checks
+
+
 class VerbChanged:
     """A constraint, the cheap half of Park et al.'s meaning rule: the new verb is a WordNet antonym of the
     old (any sense), or their counter-fitted word vectors (Mrkšić et al. 2016) have a cosine below

@@ -44,6 +44,7 @@ class CaptionVerbs:
     def __init__(self, docs: Iterable, classes: NounClasses):
         docs = list(docs)
         self.counts: Counter = Counter(t.lemma_.lower() for doc in docs for t in doc if t.pos_ == "VERB")
+        self.forms: set[str] = {t.lower_ for doc in docs for t in doc if t.pos_ == "VERB"}  # as the captions write their verbs
         self.usage = Usage.of_docs(docs, classes)
         self.prior: dict[str, float] = {}  # log draw weight per verb, filled by VerbContrasts.prepare
 
@@ -56,6 +57,7 @@ class CaptionVerbs:
         """A collection of these captions and ``docs`` together."""
         merged = CaptionVerbs(docs, classes)
         merged.counts.update(self.counts)
+        merged.forms |= self.forms
         merged.usage = merged.usage.merged(self.usage)
         return merged
 

@@ -68,6 +68,7 @@ def verb_search(models: "VerbContrasts", collection: CaptionVerbs) -> ContrastSe
             *fitting,
             Excluded(profane_words() - set(collection.counts), new_lemma, "profanity"),
             filters.VerbFrequency(parses, models.frequency),
+            filters.FormFrequency(frozenset(collection.forms), config.frequency.min_form_log10),
             filters.VerbChanged(parses, verb_vectors(), pool, config.meaning),
         ],
         ranker=SeededDraw(collection.prior, new_lemma, config.choice.association_weight, config.choice.spread),
