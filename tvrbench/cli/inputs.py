@@ -87,7 +87,7 @@ def bundle_options(command, name: str, options: list[inspect.Parameter], build, 
 
 CAPTIONS_FORMAT = typer.Option("auto", "--format", help=f"Captions format: {' | '.join(CAPTIONS_FORMATS)}.")
 _CAPTIONS_OPTIONS = keyword_options(
-    ("captions_format", str, CAPTIONS_FORMAT),
+    ("format", str, CAPTIONS_FORMAT),
     ("video_list", Optional[Path], typer.Option(None, "--video-list", help="MSVD: keep only the videos listed here (test_list.txt).")),
     (
         "trust_pickle",
@@ -100,11 +100,7 @@ _CAPTIONS_OPTIONS = keyword_options(
 def reads_captions(command):
     """Give ``command`` the captions options (``--format``, ``--video-list``, ``--trust-pickle``); it
     receives them as one :class:`~tvrbench.io.inputs.CaptionsReading` in its ``reading`` parameter."""
-
-    def reading(captions_format: str, video_list: Optional[Path], trust_pickle: bool) -> CaptionsReading:
-        return CaptionsReading(captions_format, video_list, trust_pickle)
-
-    return bundle_options(command, "reading", _CAPTIONS_OPTIONS, reading, at_end=True)
+    return bundle_options(command, "reading", _CAPTIONS_OPTIONS, CaptionsReading, at_end=True)
 
 
 _SELECTION_OPTIONS = keyword_options(
