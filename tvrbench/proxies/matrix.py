@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 from tvrbench.errors import InputError
 from tvrbench.proxies.config import ProxyConfig
+from tvrbench.proxies.learned import CosineKernel, sentence_embeddings, unit_rows, video_embeddings
 from tvrbench.proxies.parsing import ParsedCaptions, check_texts, parse_captions, pipeline_name
 from tvrbench.proxies.video import VideoGroups
 from tvrbench.resources import sentence_model_name
@@ -223,8 +224,6 @@ def _cosine_kernel(
     features: np.ndarray | None,
     fields: dict,
 ):
-    from tvrbench.proxies.learned import CosineKernel, sentence_embeddings, unit_rows, video_embeddings
-
     fields["cosine"] = "clipped-at-0"
     if proxy == "embedding":
         vectors = sentence_embeddings(texts, config.embedding_model, config.embedding_batch_size)
