@@ -1,7 +1,7 @@
 """Would a judge fitted to readers' verdicts tell plausible verb contrasts better than the continuation gap?
 
 Every contrast two readers read blind (``results/verb_read.tsv``, and review kits with their verdict
-files, read through ``tvrbench.evaluation.review``'s own readers, so a verdict file that does not
+files, read through ``tvrbench.review``'s own readers, so a verdict file that does not
 match its kit is one line naming the file and row) is one example: accepted when both said yes.
 Its features come from the generator's own parts: the continuation gap as ``ReadsAsReal`` computes
 it (the verb's PMI with the words before it where the caption ends with the verb), the whole
@@ -27,9 +27,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import RepeatedStratifiedKFold
 
-from tvrbench.evaluation.review.score import key_path, read_key, read_verdicts
-from tvrbench.generators.lm import load_language_model
 from tvrbench.generators.verb.evidence import web_log10
+from tvrbench.lm.models import load_language_model
+from tvrbench.review.score import key_path, read_key, read_verdicts
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SUBSETS = (["gap"], ["gap", "whole"], ["gap", "form"], ["gap", "whole", "form"], ["gap", "whole", "verb", "form"], ["whole"], ["form"])

@@ -19,10 +19,11 @@ import pytest
 
 from tvrbench.data import sample_path
 from tvrbench.errors import InputError
-from tvrbench.evaluation.audit import audit_pairs, audit_split, pair_reading, substitute_figures, substitute_words
-from tvrbench.generators.lm import load_language_model
+from tvrbench.generators.audit import audit_pairs, pair_reading, substitute_figures, substitute_words
 from tvrbench.io.atomic import write_json
 from tvrbench.io.mc import MCInstance, write_mc
+from tvrbench.lm.models import load_language_model
+from tvrbench.mc.audit import audit_split
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = "man woman dog cat car boy girl horse bird child runs walks jumps sings plays cooks drives swims reads talks".split()
@@ -198,9 +199,10 @@ def test_too_few_pairs_leave_the_hypothesis_only_figure_empty(lm):
 def test_the_figures_travel_from_the_contrast_sidecar_to_the_card_and_report(tmp_path):
     """Contrast run → its sidecar → the MC split's sidecar → the dataset card and the report's MC section."""
     from tvrbench.cli.report import mc_items
-    from tvrbench.generators import build_mc_file, gender_contrasts
+    from tvrbench.generators import gender_contrasts
     from tvrbench.generators.config import GenderConfig
     from tvrbench.io.captions import read_captions
+    from tvrbench.mc.build import build_mc_file
     from tvrbench.publish import mc_artifact, write_dataset
     from tvrbench.report import ReportContent, render_report
 
@@ -236,7 +238,7 @@ def test_the_figures_travel_from_the_contrast_sidecar_to_the_card_and_report(tmp
 
 
 def test_a_malformed_audit_in_a_sidecar_is_refused(tmp_path):
-    from tvrbench.generators.records import read_sidecar
+    from tvrbench.io.sidecars import read_sidecar
 
     write_json(tmp_path / "x.tsv.json", {"audit": {"pairs": 3, "substitutes": "many"}})
     with pytest.raises(InputError, match="field 'audit' is not what tvrbench contrast writes"):

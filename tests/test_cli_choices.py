@@ -12,14 +12,14 @@ import sys
 import typer
 
 from tvrbench.data.demo import DEMO_MC_KINDS
-from tvrbench.generators import MC_KINDS
+from tvrbench.mc.build import MC_KINDS
 
 # Registries, each given one more name before the command line is loaded.
 REGISTRIES = {
     "tvrbench.proxies.matrix": ("PROXIES", "LEVELS"),
     "tvrbench.io.captions": ("FORMATS",),
-    "tvrbench.generators": ("MC_KINDS",),
-    "tvrbench.evaluation.mc": ("SCORERS",),
+    "tvrbench.mc.build": ("MC_KINDS",),
+    "tvrbench.mc.score": ("SCORERS",),
     "tvrbench.io.scores": ("SIMILARITIES",),
     "tvrbench.evaluation.fire.pairs": ("RULES",),
     "tvrbench.evaluation.choices": ("TIE_RULES", "AP_VARIANTS", "NDCG_VARIANTS", "FUSION_POLICIES"),

@@ -22,9 +22,9 @@ from tvrbench.generators import verb_contrasts
 from tvrbench.generators.base import Candidate, CaptionItem, ContrastSearch, Request, caption_rng, replace_tokens
 from tvrbench.generators.config import ChoiceConfig, FrequencyConfig, PerplexityConfig, T5GeneratorConfig, VerbConfig
 from tvrbench.generators.records import Replacement
-from tvrbench.generators.t5 import parse_fill
 from tvrbench.generators.verb import VerbContrasts
 from tvrbench.generators.verb.phrases import VerbPhrases
+from tvrbench.generators.verb.t5 import parse_fill
 from tvrbench.io.captions import Captions, read_captions
 from tvrbench.numerics import NATS
 
@@ -199,7 +199,7 @@ def test_killed_run_resumes_byte_identical(tmp_path):
 @pytest.fixture(scope="module")
 def chunk_lm() -> str:
     """The language model of the chunk test: Gemma where installed, else the n-gram."""
-    from tvrbench.offline_lms import OFFLINE_LMS
+    from tvrbench.lm.offline import OFFLINE_LMS
 
     return "gemma3-270m" if OFFLINE_LMS["gemma3-270m"].installed() else "ngram"
 
@@ -300,8 +300,8 @@ def test_the_language_model_judges_candidates_as_a_plain_loop_does(nlp):
     ``max_behind_best`` nats less likely than after the best judged verb, and at most ``max_loss`` less
     than after the original, pass; a caption that ends with its verb compares the verbs' PMI with the
     words before them. Oracle: the n-gram's whole-sentence token scores, summed by hand."""
-    from tvrbench.generators.lm import load_language_model, words
     from tvrbench.generators.verb.selection import ReadsAsReal, SpanScores
+    from tvrbench.lm.models import load_language_model, words
 
     lm, choice = load_language_model("ngram"), ChoiceConfig()
     candidates = []
@@ -415,7 +415,7 @@ def test_causal_lm_in_batches_equals_one_sentence_at_a_time(tiny_models):
     """A causal LM's per-token scores in batches equal the model's own loss on each sentence alone."""
     import torch
 
-    from tvrbench.generators.lm import CausalLM, mean_logprobs
+    from tvrbench.lm.models import CausalLM, mean_logprobs
 
     folder, _ = tiny_models
     lm = CausalLM(str(folder / "gpt2"), batch_size=4)
@@ -436,9 +436,9 @@ def test_the_lm_relation_proposes_the_verbs_a_language_model_expects_in_the_orig
     import functools
 
     from tvrbench.generators.config import WordNetGeneratorConfig
-    from tvrbench.generators.lm import CausalLM
     from tvrbench.generators.verb.lexicon import LexiconSettings, verb_lexicon
     from tvrbench.generators.verb.pool import WordNetVerbs
+    from tvrbench.lm.models import CausalLM
 
     folder, _ = tiny_models
     lm = CausalLM(str(folder / "gpt2"))
@@ -490,7 +490,7 @@ def test_t5_and_causal_lm_path_end_to_end(tiny_models, tmp_path, capsys):
         chunk_size=3,
         device="cpu",
     )
-    from tvrbench.generators.t5 import T5Verbs, masked_input
+    from tvrbench.generators.verb.t5 import T5Verbs, masked_input
     from tvrbench.resources import spacy_pipeline
 
     generator = T5Verbs(config.t5)

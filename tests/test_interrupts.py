@@ -129,10 +129,7 @@ def test_ctrl_c_says_that_a_rerun_resumes_from_the_partial_file(tmp_path):
     # before the partial file is begun, and in a command that keeps none: the line as it was
     early = [*argv[:-1], str(tmp_path / "again.npy")]
     split = ["mc", "build", "--captions", str(sample_path("captions.csv")), "--kind", "random", "--out", str(tmp_path / "r.tsv")]
-    for command, at in (
-        (early, ("tvrbench.proxies.storage", "NpyBlocks.__init__", "True")),
-        (split, ("tvrbench.generators", "build_mc_file", "True")),
-    ):
+    for command, at in ((early, ("tvrbench.proxies.storage", "NpyBlocks.__init__", "True")), (split, ("tvrbench.mc.build", "build_mc_file", "True"))):
         done = signalled(command, at, "SIGINT")
         assert (done.returncode, done.stderr.splitlines()[-1]) == (130, "tvrbench: interrupted")
 

@@ -1,5 +1,5 @@
 """The package's layers (issue 25): a module imports only its own layer or lower ones, and no modules
-import each other in a circle.
+import each other in a circle, nor do sibling packages (issue 40).
 
 Every ``import`` of ``tvrbench.*`` counts, at module level, inside a function (deferred) or under
 ``TYPE_CHECKING``: a deferred import still ties the lower module to the higher one. An import of
@@ -8,6 +8,11 @@ a package's ``__init__`` re-exporting its own submodules would otherwise put eac
 with it. So a circle through an ``__init__`` is a submodule importing its own package's namespace,
 which is a real circular import. Names a package loads on first use (:mod:`tvrbench.lazy`) are
 strings, not imports, and are not seen.
+
+Between packages, an import counts for the siblings that hold its two ends (``tvrbench.mc.build`` →
+``tvrbench.generators.records`` is ``mc`` → ``generators``; ``tvrbench.evaluation.fire.ranks`` →
+``tvrbench.evaluation.ranking`` is ``fire`` → ``ranking``): siblings that import each other, even
+through different files and inside functions, are one concept split in two, and are refused.
 """
 
 from __future__ import annotations
@@ -24,8 +29,10 @@ PACKAGE = Path(tvrbench.__file__).parent
 LAYERS = (
     {"tvrbench", "errors", "signature", "lazy", "progress", "config", "home", "distributed", "numerics"},
     {"io", "results"},
-    {"resources", "offline_lms", "data"},
+    {"resources", "data", "lm"},
     {"proxies", "generators", "evaluation"},
+    {"review"},
+    {"mc"},
     {"publish", "report", "doctor"},
     {"cli", "__main__"},
 )
@@ -97,6 +104,26 @@ def circular_imports(edges) -> list[str]:
     return [f"{a} -> {b}, line {line}" for a, b, line in edges if a in reach.get(b, ())]
 
 
+def sibling_edges(edges) -> list[tuple[str, str, str]]:
+    """(sibling a, sibling b, the import) for every import whose two ends lie in different children of
+    one package: the children that hold them. An import of a module's own package or of its own
+    submodule has no such pair (one end holds the other)."""
+    pairs = []
+    for a, b, line in edges:
+        left, right = a.split("."), b.split(".")
+        common = next((k for k, (x, y) in enumerate(zip(left, right)) if x != y), min(len(left), len(right)))
+        if common < min(len(left), len(right)):
+            pairs.append((".".join(left[: common + 1]), ".".join(right[: common + 1]), f"{a} -> {b}, line {line}"))
+    return pairs
+
+
+def sibling_circles(edges) -> list[str]:
+    """The imports that put two siblings (packages or modules of one package) on a circle."""
+    pairs = sibling_edges(edges)
+    circles = circular_imports([(a, b, 0) for a, b, _ in pairs])
+    return [f"{a} -> {b} ({why})" for a, b, why in pairs if f"{a} -> {b}, line 0" in circles]
+
+
 def test_every_top_level_module_has_a_layer():
     top = {name.split(".")[1] if "." in name else name for name in module_files()}
     assert top <= set(LAYER), f"place these in LAYERS: {sorted(top - set(LAYER))}"
@@ -110,6 +137,11 @@ def test_no_module_imports_a_higher_layer():
 def test_no_import_circles():
     offending = circular_imports(import_edges(module_files()))
     assert not offending, "imports on a circle:\n" + "\n".join(offending)
+
+
+def test_no_circles_between_sibling_packages():
+    offending = sibling_circles(import_edges(module_files()))
+    assert not offending, "sibling packages on a circle:\n" + "\n".join(offending)
 
 
 def test_the_checks_see_deferred_relative_and_circular_imports(tmp_path):
@@ -126,3 +158,24 @@ def test_the_checks_see_deferred_relative_and_circular_imports(tmp_path):
     assert ("tvrbench.io.b", "tvrbench.resources", 2) in edges
     assert upward_imports(edges) == ["tvrbench.io.b (layer 1) -> tvrbench.resources (layer 2), line 2"]
     assert circular_imports(edges) == ["tvrbench.io.a -> tvrbench.io.b, line 1", "tvrbench.io.b -> tvrbench.io.a, line 3"]
+
+
+def test_a_circle_between_packages_is_seen_though_no_file_is_on_one(tmp_path):
+    """``a.x`` imports ``b.y`` and ``b.z`` imports ``a.w`` inside a function: no file is on a circle,
+    the packages are; a package importing its own submodule, or a submodule its package, is no pair."""
+    root = tmp_path / "tvrbench"
+    for package in ("a", "b"):
+        (root / package).mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "a" / "__init__.py").write_text("from tvrbench.a.x import x\n")
+    (root / "a" / "x.py").write_text("from tvrbench.b.y import y\nx = 1\n")
+    (root / "a" / "w.py").write_text("from tvrbench import a\nw = 1\n")
+    (root / "b" / "__init__.py").write_text("")
+    (root / "b" / "y.py").write_text("y = 1\n")
+    (root / "b" / "z.py").write_text("def f():\n    from tvrbench.a.w import w\n")
+    edges = import_edges(module_files(root))
+    assert circular_imports(edges) == []
+    assert sibling_circles(edges) == [
+        "tvrbench.a -> tvrbench.b (tvrbench.a.x -> tvrbench.b.y, line 1)",
+        "tvrbench.b -> tvrbench.a (tvrbench.b.z -> tvrbench.a.w, line 2)",
+    ]

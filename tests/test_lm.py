@@ -19,10 +19,10 @@ import pytest
 
 from tvrbench.data import SAMPLE_DIR
 from tvrbench.errors import InputError
-from tvrbench.generators.lm import UNKNOWN_LOG10, NGramLM, check_language_model, load_language_model, mean_logprobs, preference, total_logprobs
-from tvrbench.generators.t5 import hub_reachable
+from tvrbench.lm.loading import hub_reachable
+from tvrbench.lm.models import UNKNOWN_LOG10, NGramLM, check_language_model, load_language_model, mean_logprobs, preference, total_logprobs
+from tvrbench.lm.offline import REGISTRY
 from tvrbench.numerics import NATS_PER_TOKEN
-from tvrbench.offline_lms import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTIONS = str(SAMPLE_DIR / "captions.csv")

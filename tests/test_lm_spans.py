@@ -11,9 +11,9 @@ import pytest
 from tiny_models import build_tiny_models
 
 from tvrbench.generators.base import Candidate, CaptionItem, Request, Target
-from tvrbench.generators.lm import CausalLM, load_language_model, words
 from tvrbench.generators.records import Replacement
 from tvrbench.generators.verb.selection import SpanScores
+from tvrbench.lm.models import CausalLM, load_language_model, words
 
 torch = pytest.importorskip("torch")
 
@@ -46,7 +46,7 @@ def subword_gpt2(folder):
 
 
 def gemma_installed() -> bool:
-    from tvrbench.offline_lms import OFFLINE_LMS
+    from tvrbench.lm.offline import OFFLINE_LMS
 
     return OFFLINE_LMS["gemma3-270m"].installed()
 

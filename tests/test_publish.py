@@ -212,7 +212,7 @@ def test_card_has_configs_licence_counts_signatures_and_datasheet(tmp_path, inpu
 
 def test_card_shows_the_contrasts_plausibility(tmp_path, inputs, sample):
     """From a contrast sidecar through the MC split built from it, into the card's table and per-config facts."""
-    from tvrbench.generators import build_mc_file
+    from tvrbench.mc.build import build_mc_file
 
     root, _ = inputs
     plausibility = {"lm": "some-3gram", "pairs": 784, "prefers_original": 0.48, "median_gap_nats_per_token": 0.0123}

@@ -85,7 +85,7 @@ def test_tables_highlight_and_escaping():
 def test_mc_split_shows_its_contrasts_plausibility(tmp_path, sample):
     """From a contrast sidecar through the MC split built from it (and its sidecar) into the report's MC section."""
     from tvrbench.cli.report import mc_items
-    from tvrbench.generators import build_mc_file
+    from tvrbench.mc.build import build_mc_file
 
     record = {"caption_id": "cap000", "video_id": "video01", "original": "a man is cooking", "contrast": "a woman is cooking", "kind": "gender"}
     (tmp_path / "gender.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
@@ -352,7 +352,7 @@ def test_mc_scores_are_one_table_of_split_by_scorer_each_scorer_explained():
     --mc named it, each scorer by what it is and explained under the table (the lm scorer too), no
     section titled by a file's key, no empty subset row (there were eight sections, the lm ones without
     a word of explanation, each with an `antonym — — 0` row)."""
-    from tvrbench.evaluation.mc import SCORER_COLUMNS
+    from tvrbench.mc.score import SCORER_COLUMNS
     from tvrbench.report.html import MCItems
 
     analyses = {
@@ -397,7 +397,7 @@ def test_mc_rows_show_each_scorers_pick_beside_the_options(tmp_path):
 def test_a_split_without_sidecar_shows_the_contrast_mc_import_records(tmp_path):
     """One rule names the contrast of a split made elsewhere: the report marks the option that
     `mc import` writes into the sidecar (case aside, however far the closest negative is)."""
-    from tvrbench.generators import import_mc_file
+    from tvrbench.mc.build import import_mc_file
     from tvrbench.report.html import MCItems, mc_section
 
     instances = [

@@ -58,7 +58,7 @@ def mc_split(tmp_path):
 
 
 def test_mc_score_is_a_result_whose_table_is_its_json(mc_split, tmp_path):
-    from tvrbench.evaluation.mc import MCScore, score_mc_file
+    from tvrbench.mc.score import MCScore, score_mc_file
 
     split, scores = mc_split
     result = score_mc_file(split, scores_path=scores)

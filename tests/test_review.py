@@ -15,9 +15,9 @@ from tvrbench.cli import run
 from tvrbench.data import sample_path
 from tvrbench.errors import InputError
 from tvrbench.evaluation.reliability import cohen_kappa, krippendorff_alpha_nominal, wilson_interval
-from tvrbench.evaluation.review import make_kit, score_review, write_kit
-from tvrbench.evaluation.review.score import agreement
 from tvrbench.io.captions import read_captions
+from tvrbench.review import make_kit, score_review, write_kit
+from tvrbench.review.score import agreement
 
 CAPTIONS = sample_path("captions.csv")
 # Source names no sentence can contain, so a test of the reader's files can look for them.
@@ -139,7 +139,7 @@ def test_readers_never_see_sources_controls_or_originals(kit):
 
 
 def test_an_mc_split_is_reviewed_by_its_contrast_option(tmp_path):
-    from tvrbench.generators import build_mc_file
+    from tvrbench.mc.build import build_mc_file
 
     write_contrasts(tmp_path / "g.jsonl")
     captions = read_captions(CAPTIONS)
@@ -198,7 +198,7 @@ def test_review_flows_into_the_split_audit_and_card(kit, tmp_path, capsys):
     assert "Blind review of its contrast set: 2 readers accepted 62.5 % (95 % CI 31–86 %) of 8 sampled contrasts" in mc_section("g", mc_items(out))
 
     # The audit's table and reading, and the card.
-    from tvrbench.evaluation.audit import audit_reading, audit_tables
+    from tvrbench.mc.audit import audit_reading, audit_tables
 
     payload = {"splits": {"g.tsv": {"instances": 1, "pairs": {}, "scorers": {}, "review": saved}}}
     assert (

@@ -17,7 +17,8 @@ from tiny_models import OBJECTS, SUBJECTS, VERBS, build_tiny_models, synthetic_c
 from tvrbench.errors import InputError, MissingResource
 from tvrbench.generators.base import Candidate, CaptionItem, Request, Target, replace_tokens
 from tvrbench.generators.config import FinetuneConfig, T5GeneratorConfig, VerbConfig
-from tvrbench.generators.t5 import SpanCorruption, T5Verbs, corrupt, finetune_t5, load_pretrained, masked_input, parse_fill, random_spans_noise_mask
+from tvrbench.generators.verb.t5 import SpanCorruption, T5Verbs, corrupt, finetune_t5, masked_input, parse_fill, random_spans_noise_mask
+from tvrbench.lm.loading import load_pretrained
 from tvrbench.resources import torch_device
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -171,7 +172,7 @@ def test_finetune_loss_falls_is_seeded_and_the_folder_loads(tiny, tmp_path):
 def test_device_cpu_and_auto_without_a_gpu(tiny):
     import torch
 
-    from tvrbench.generators.lm import CausalLM
+    from tvrbench.lm.models import CausalLM
     from tvrbench.resources import sentence_model
 
     assert torch_device("cpu") == "cpu"
@@ -191,7 +192,7 @@ def test_device_cuda(tiny):
 
     if not torch.cuda.is_available():
         pytest.skip("no GPU: torch.cuda.is_available() is False")
-    from tvrbench.generators.lm import CausalLM, mean_logprobs
+    from tvrbench.lm.models import CausalLM, mean_logprobs
 
     t5 = T5Verbs(T5GeneratorConfig(model=str(tiny / "t5"), num_beams=4, num_candidates=4), device="cuda")
     assert t5.model.device.type == "cuda" and t5.model.dtype in (torch.bfloat16, torch.float32)
@@ -292,7 +293,7 @@ def test_hub_names_are_pinned_to_their_commit_and_a_bad_one_offline_is_one_line(
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(commit)
     code = ("import sys\nfrom tvrbench.cli import run\nfrom tvrbench.generators.config import T5GeneratorConfig\n"
-            "from tvrbench.generators.t5 import T5Verbs\nprint(T5Verbs(T5GeneratorConfig(model='tiny-org/t5')).name)\n"
+            "from tvrbench.generators.verb.t5 import T5Verbs\nprint(T5Verbs(T5GeneratorConfig(model='tiny-org/t5')).name)\n"
             f"sys.exit(run(['contrast', 'finetune-t5', '--train-captions', {str(tiny / 'train.csv')!r}, '--out', {str(tmp_path / 'o')!r}, "
             "'--model', 'no-such-org/t5-nope']))")  # fmt: skip
     done = run(code, HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(tmp_path / "hub"))
@@ -337,7 +338,7 @@ def test_an_unreadable_model_folder_is_one_line(tiny, tmp_path):
     shutil.copytree(tiny / "t5", tmp_path / "t5")
     os.chmod(tmp_path / "t5", 0o000)
     try:
-        code = f"from tvrbench.generators.t5 import load_pretrained\nload_pretrained('seq2seq', {str(tmp_path / 't5')!r})"
+        code = f"from tvrbench.lm.loading import load_pretrained\nload_pretrained('seq2seq', {str(tmp_path / 't5')!r})"
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=QUIET, timeout=300,
                               preexec_fn=without_read_override if os.getuid() == 0 else None)  # fmt: skip
     finally:

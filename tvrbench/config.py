@@ -9,7 +9,7 @@ value given on the command line) and the key. Every command merges its settings 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -17,6 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tvrbench.errors import InputError
 
 Seed = Annotated[int, Field(ge=0)]  # numpy's generators take non-negative seeds only
+# Where T5, the causal LM and the sentence model run: auto is the GPU when torch sees one. Left out of
+# the settings digest: a model's name in the signature carries its dtype when it is not fp32.
+Device = Literal["auto", "cpu", "cuda"]
 
 
 class Settings(BaseModel):

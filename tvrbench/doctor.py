@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from tvrbench.errors import MissingResource
-from tvrbench.offline_lms import OFFLINE_LMS, REGISTRY, OfflineLM, converted_folder, offline_model
+from tvrbench.lm.offline import OFFLINE_LMS, REGISTRY, OfflineLM, converted_folder, offline_model
 from tvrbench.resources import (
     DEFAULT_SENTENCE_MODEL,
     WORDNET_HOW,
@@ -28,6 +28,7 @@ from tvrbench.resources import (
     wordnet,
     wordnet_fingerprint,
 )
+from tvrbench.signature import package_version
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,6 @@ class Resource:
 def _check_module(module: str) -> str:
     if importlib.util.find_spec(module) is None:
         raise MissingResource(module, "")
-    from tvrbench.signature import package_version
 
     return f"{module} {package_version(module)}"
 
@@ -92,7 +92,6 @@ def _package_file(module: str, relative: str) -> str:
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None or not (Path(spec.origin).parent / relative).is_file():
         raise MissingResource(module, "")
-    from tvrbench.signature import package_version
 
     return f"{module} {package_version(module)}: {relative}"
 
@@ -117,7 +116,6 @@ def _check_offline_lm(model: OfflineLM) -> str:
     """Installed and converted, found without loading anything (the digest is declared, or remembered)."""
     if not model.installed():
         raise MissingResource(model.name, "")
-    from tvrbench.signature import package_version
 
     folder = converted_folder(model.digest())
     if folder is None:

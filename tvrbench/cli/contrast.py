@@ -152,7 +152,7 @@ def finetune_t5(
     verb-phrases in --config), for --model of contrast verb."""
     from tvrbench.generators.config import FinetuneConfig, load_config
     from tvrbench.generators.runner import check_texts
-    from tvrbench.generators.t5 import finetune_t5 as run_finetune
+    from tvrbench.generators.verb.t5 import finetune_t5 as run_finetune
 
     settings = load_config(config, FinetuneConfig, seed=seed, device=device)
     table = reading.read(train_captions)
@@ -178,8 +178,8 @@ def review_kit(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a kit already in --out (verdicts made on it will no longer match)."),
 ):
     """A blind review kit: a seeded sample of each set and real captions, shuffled, sources hidden (docs/review.md)."""
-    from tvrbench.evaluation.review import make_kit, write_kit
     from tvrbench.io.inputs import named_paths
+    from tvrbench.review import make_kit, write_kit
 
     kit = make_kit(
         named_paths(contrasts, "--contrast", name_required=True), reading.read(captions), captions, per_source, controls, seed,
@@ -203,6 +203,6 @@ def review_score(
 ):
     """Each set's share that every reader accepted (Wilson 95 % interval), the readers' care on real captions, and their agreement."""
     from tvrbench.cli.outputs import write_result
-    from tvrbench.evaluation.review import score_review
+    from tvrbench.review import score_review
 
     write_result(score_review(kit, verdicts), json_out)

@@ -142,7 +142,7 @@ def run_demo(out: str | Path, log=None, overwrite: bool = False) -> dict:
 def summary(out: Path) -> list[Table]:
     """The headline numbers of a demo run, read back from its outputs: each model with and without the
     FIRE labels and its proxy nDCG, and how far text gets on each MC split without the video."""
-    from tvrbench.evaluation.mc import mc_score_grid, scorer_column
+    from tvrbench.mc.score import mc_score_grid, scorer_column
 
     rows = []
     for model in MODELS:

@@ -27,7 +27,7 @@ from tvrbench.io.inputs import CaptionsReading, CaptionsSelection, default_name,
 from tvrbench.io.outputs import safe_name
 from tvrbench.io.scores import SIMILARITIES, ScoreSource
 
-# What a --lm option takes (tvrbench.generators.lm.load_language_model).
+# What a --lm option takes (tvrbench.lm.models.load_language_model).
 LANGUAGE_MODELS = (
     "auto (gemma3-270m if installed, else smollm2, else ngram), gemma3-270m or smollm2 (neural, installed offline), "
     "ngram (CMU's trigram model, offline), a .gguf file, an n-gram file (.arpa, .lm.bin) or a causal LM name or path"

@@ -11,9 +11,9 @@ import typer
 from tvrbench.cli import app
 from tvrbench.cli.inputs import LANGUAGE_MODELS, SEED, reads_captions, seed_option
 from tvrbench.cli.outputs import FILE, beside, writes
-from tvrbench.evaluation.mc import SCORERS
-from tvrbench.generators import MC_KINDS
 from tvrbench.io.inputs import CaptionsReading
+from tvrbench.mc.build import MC_KINDS
+from tvrbench.mc.score import SCORERS
 
 mc = typer.Typer(help="Multiple-choice splits: build (Random / Gender / ID / Verb MC), import human TSVs, score, audit.", no_args_is_help=True)
 app.add_typer(mc, name="mc")
@@ -40,13 +40,13 @@ def build(
     config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/mc.yaml)."),
 ):
     """5 options, 1 positive; a contrast MC swaps one random negative for a contrast of the positive."""
-    from tvrbench.generators import build_mc_file
+    from tvrbench.mc.build import build_mc_file
 
     split = build_mc_file(reading.read(captions), kind, out, _settings(config, seed, same_movie), contrast, reviewed)
     dropped = ", ".join(f"{k} {v}" for k, v in sorted(split.dropped.items())) or "none"
     typer.echo(f"wrote {out} and {out}.json: {len(split.instances)} {kind} MC instances (dropped: {dropped})", err=True)
     if split.review:
-        from tvrbench.evaluation.review.score import review_line
+        from tvrbench.review.score import review_line
 
         typer.echo(f"reviewed: {review_line(split.review)}", err=True)
 
@@ -59,7 +59,7 @@ def import_(
     name: str = typer.Option("verb-human", "--name", help="The split's name."),
 ):
     """Import a human-made contrast TSV as its own split (checked, with a signature)."""
-    from tvrbench.generators import import_mc_file
+    from tvrbench.mc.build import import_mc_file
 
     instances = import_mc_file(tsv, out, name)
     typer.echo(f"wrote {out} and {out}.json: {len(instances)} {name} MC instances", err=True)
@@ -86,7 +86,7 @@ def score(
 ):
     """Accuracy (positive strictly highest) and tie rate, overall and on the paper's subsets."""
     from tvrbench.cli.outputs import write_result
-    from tvrbench.evaluation.mc import score_mc_file
+    from tvrbench.mc.score import score_mc_file
 
     table = reading.read(captions) if captions else None
     result = score_mc_file(mc_path, scores, scorer, table, contrast, _settings(config, None), lm)
@@ -104,6 +104,6 @@ def audit(
 ):
     """Can the contrast be told from the positive by text alone? Hypothesis-only baseline, substitute words, LM preference, text-only scorers."""
     from tvrbench.cli.outputs import write_result
-    from tvrbench.evaluation.audit import audit_split
+    from tvrbench.mc.audit import audit_split
 
     write_result(audit_split(mc_path, reference, lm, seed), json_out)

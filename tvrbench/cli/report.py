@@ -46,7 +46,7 @@ def mc_picks(digest: str, analyses: dict[str, object], n: int) -> dict[str, list
     """Each ``mc score`` JSON among the analyses that scored the split of this ``digest`` (its signature
     names it): the option it chose for every instance, under its scorer's name in the table of MC scores
     (a model's scores, or a second run of one scorer, under the name its file was given)."""
-    from tvrbench.evaluation.mc import scorer_column
+    from tvrbench.mc.score import scorer_column
     from tvrbench.report.tables import is_mc_score
 
     picks: dict[str, list[int]] = {}
@@ -61,7 +61,7 @@ def audited_pairs(digest: str, analyses: dict[str, object]) -> dict | None:
     """The pair figures of the split of this ``digest`` in an ``mc audit`` among the analyses (its signature
     names the split as ``mc`` or ``reference``), or None. Shown above the items, they are the audit table's
     own: the sidecar's are the contrast file's, of which a split holds one caption a video."""
-    from tvrbench.generators.records import is_pair_audit
+    from tvrbench.io.sidecars import is_pair_audit
     from tvrbench.signature import Signature
 
     for value in analyses.values():
@@ -81,8 +81,8 @@ def audited_pairs(digest: str, analyses: dict[str, object]) -> dict | None:
 def mc_items(path: Path):
     """An MC split and, from its sidecar ``MC.tsv.json`` when present, which option is the contrast,
     how plausible the contrasts read, whether text alone gives them away and what readers made of them."""
-    from tvrbench.generators.records import read_sidecar
     from tvrbench.io.mc import read_mc
+    from tvrbench.io.sidecars import read_sidecar
     from tvrbench.report import MCItems
     from tvrbench.signature import input_digest
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 MODELS = ("strong", "genderblind", "objectonly")
 METRICS = "C@1,C@5,C@10,AP,MdR,MnR,GMR,nDCG,Judged@10"
-# The MC kinds the demo builds: of tvrbench.generators.MC_KINDS, all but "id" (LSMDC character names; the sample has none).
+# The MC kinds the demo builds: of tvrbench.mc.build.MC_KINDS, all but "id" (LSMDC character names; the sample has none).
 DEMO_MC_KINDS = ("random", "gender", "verb")
 # Shown wherever the sample's models appear (demo summary, report).
 SAMPLE_MODELS = (

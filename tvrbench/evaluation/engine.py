@@ -22,6 +22,7 @@ from tvrbench.evaluation.choices import FUSION_POLICIES
 from tvrbench.evaluation.labels import Judgments
 from tvrbench.evaluation.metrics import DEFAULT_METRICS, NDCG, AveragePrecision, Composite, MeanNDCG, Metric, RankedQueries, parse_metric
 from tvrbench.evaluation.ranking import NonFiniteScores, target_ranks
+from tvrbench.evaluation.sharded import Graded, sharded_ranks
 from tvrbench.evaluation.tables import evaluation_tables
 from tvrbench.io.scores import ScoreSource, as_source
 from tvrbench.results import TablesOfJson
@@ -248,8 +249,6 @@ def per_query_values(
         row_ranks, column_ranks = target_ranks(matrix, rows=rows, columns=columns, ties=ties, columns_top_only=top_only)
         graded_values = _graded_ndcg(matrix, relevance, judgments, ndcg_metrics, ties, fusion) if graded_ndcg else {}
     else:
-        from tvrbench.evaluation.sharded import Graded, sharded_ranks
-
         graded = Graded(relevance, judgments, tuple(ndcg_metrics), fusion) if graded_ndcg else None
         ranks = sharded_ranks(scores, rows, columns, ties, top_only, graded, client=client, checkpoint=checkpoint)
         row_ranks, column_ranks, graded_values = ranks.row_ranks, ranks.column_ranks, ranks.graded

@@ -11,7 +11,11 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from tvrbench.io.inputs import CaptionsReading
+from tvrbench.io.captions import read_video_ids
+from tvrbench.io.inputs import CaptionsReading, read_fire_dataset
+from tvrbench.io.relevance import load_relevance
+from tvrbench.io.scores import open_scores, score_format
+from tvrbench.io.trec import read_qrels
 from tvrbench.signature import input_digest
 
 if TYPE_CHECKING:
@@ -49,17 +53,11 @@ class EvaluationFiles:
     def sharded(self) -> bool:
         """Whether the scores are read (or computed) shard by shard: only those can run on a Dask
         cluster and resume from a checkpoint. Decided by the form alone, before anything is read."""
-        from tvrbench.io.scores import score_format
-
         return not score_format(self.score_input).kind.whole
 
     def read(self) -> EvaluationInputs:
         """The scores, labels and signature fields, read in the order of the command's options."""
         from tvrbench.evaluation.labels import Judgments
-        from tvrbench.io.captions import read_video_ids
-        from tvrbench.io.inputs import read_fire_dataset
-        from tvrbench.io.relevance import load_relevance
-        from tvrbench.io.scores import open_scores
 
         captions, video_ids = self.reading.read(self.queries), read_video_ids(self.videos)
         scores = open_scores(self.score_input, captions.caption_ids, video_ids, self.similarity)  # the engine signs their counts
@@ -71,8 +69,6 @@ class EvaluationFiles:
             fire_labels = read_fire_dataset(self.fire, captions, self.fire_dataset)
             fields["fire"], fields["fire_dataset"] = input_digest("fire", self.fire), "+".join(fire_labels.datasets())
         if self.qrels is not None:
-            from tvrbench.io.trec import read_qrels
-
             qrels_labels, fields["qrels"] = read_qrels(self.qrels), input_digest("qrels", self.qrels)
         judgments = Judgments.build(captions, video_ids, fire=fire_labels, qrels=qrels_labels, videos_source=str(self.videos))
         if self.relevance is not None:

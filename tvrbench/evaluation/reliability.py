@@ -1,6 +1,6 @@
 """How far a share measured on people's verdicts can be trusted: its interval, and the readers' agreement.
 
-Shared by the FIRE label analyses (Table 2's α) and the contrast review (:mod:`tvrbench.evaluation.review`).
+Shared by the FIRE label analyses (Table 2's α) and the contrast review (:mod:`tvrbench.review`).
 Each equals its peer in the tests: Cohen's κ scikit-learn's ``cohen_kappa_score``, α the
 ``krippendorff`` package, the Wilson interval a hand computation.
 """

@@ -26,6 +26,7 @@ import numba
 import numpy as np
 from scipy import sparse
 
+from tvrbench.distributed import on_one_thread
 from tvrbench.errors import InputError
 from tvrbench.evaluation.labels import Judgments
 from tvrbench.evaluation.metrics import RankedQueries
@@ -245,8 +246,6 @@ def _run(function, jobs: list[tuple], name: str, client, checkpoint: _Checkpoint
         finished = ((k, function(*jobs[k])) for k in missing)
     else:
         from dask.distributed import as_completed
-
-        from tvrbench.distributed import on_one_thread
 
         futures = {client.submit(on_one_thread, function, *jobs[k], pure=False): k for k in missing}
         finished = ((futures[future], future.result()) for future in as_completed(futures))

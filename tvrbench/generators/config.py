@@ -12,7 +12,7 @@ from typing import Literal, TypeVar
 
 from pydantic import ConfigDict, Field, model_validator
 
-from tvrbench.config import Seed, load_settings
+from tvrbench.config import Device, Seed, load_settings
 from tvrbench.config import Settings as BaseSettings
 
 
@@ -27,7 +27,7 @@ class GenderConfig(Settings):
 
     seed: Seed = 0
     spacy_model: str = "en_core_web_sm"
-    lm: str = "auto"  # measures how plausible the contrasts read: auto is gemma3-270m, else smollm2, else ngram (generators/lm.py)
+    lm: str = "auto"  # measures how plausible the contrasts read: auto is gemma3-270m, else smollm2, else ngram (lm/models.py)
     male_nouns: dict[str, list[str]] = {
         "man": ["woman"], "men": ["women"], "boy": ["girl"], "boys": ["girls"],
         "guy": ["woman", "girl"], "guys": ["women", "girls", "ladies"],
@@ -46,7 +46,7 @@ class PersonIdConfig(Settings):
     seed: Seed = 0
     swap_later: float = Field(0.5, ge=0.0, le=1.0)
     movie_column: str = "movie"  # captions column naming the movie; else derived from the clip id
-    lm: str = "auto"  # measures how plausible the contrasts read: auto is gemma3-270m, else smollm2, else ngram (generators/lm.py)
+    lm: str = "auto"  # measures how plausible the contrasts read: auto is gemma3-270m, else smollm2, else ngram (lm/models.py)
 
 
 Relation = Literal["antonym", "sister", "domain", "captions", "frequent", "attested", "lm"]
@@ -87,11 +87,6 @@ class ChoiceConfig(Settings):
     association_weight: float = Field(1.5, ge=0.0)  # draw weight exp(w · association of the verb with the caption's nouns)
     max_share: float = Field(0.02, gt=0.0, le=1.0)  # no new verb in more of a set's records: the rest are drawn again without it
     spread: float = Field(1.0, ge=0.0)  # ... times ((uses as an original + 1) / (expected uses as a substitute + 1)) ** spread
-
-
-# Where T5, the causal LM and the sentence model run: auto is the GPU when torch sees one. Left out of
-# the settings digest: a model's name in the signature carries its dtype when it is not fp32.
-Device = Literal["auto", "cpu", "cuda"]
 
 
 class T5GeneratorConfig(Settings):

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 from tvrbench.errors import InputError
 from tvrbench.generators.base import Candidate, CaptionItem, Check, ContrastSearch, Outcome, parsed_text
-from tvrbench.generators.lm import LanguageModel, check_language_model, load_language_model
 from tvrbench.generators.records import ContrastRecord
 from tvrbench.io.captions import Captions
+from tvrbench.lm.models import LanguageModel, check_language_model, load_language_model
 from tvrbench.signature import Signature, captions_digest
 
 

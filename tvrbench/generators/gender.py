@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from tvrbench.generators.base import Candidate, CaptionItem, ContrastSearch, Request, Target, match_case, replace_tokens
 from tvrbench.generators.config import GenderConfig
 from tvrbench.generators.core import ContrastGenerator
+from tvrbench.resources import spacy_pipeline, spacy_pipeline_id
 
 
 class GenderedNouns:
@@ -72,14 +73,10 @@ class GenderContrasts(ContrastGenerator):
 
     @functools.cached_property
     def nlp(self):
-        from tvrbench.resources import spacy_pipeline
-
         return spacy_pipeline(self.config.spacy_model)
 
     def search(self, context=None) -> ContrastSearch:
         return ContrastSearch("gender", GenderedNouns(self.config), GenderSwap(self.config), (), seed=self.config.seed)
 
     def signature_fields(self, search: ContrastSearch) -> dict:
-        from tvrbench.resources import spacy_pipeline_id
-
         return {"pipeline": spacy_pipeline_id(self.nlp), "lm": self.lm.name}

@@ -29,6 +29,8 @@ from tvrbench.generators.config import PersonIdConfig
 from tvrbench.generators.core import ContrastGenerator
 from tvrbench.io.captions import Captions
 from tvrbench.io.files import read_text_file
+from tvrbench.resources import spacy_pipeline
+from tvrbench.signature import input_digest
 
 CHARACTER_COLUMNS = ("movie", "name", "gender")
 _CLIP_TIME = re.compile(r"_\d{2}\.\d{2}\.\d{2}\.\d{3}-\d{2}\.\d{2}\.\d{2}\.\d{3}$")
@@ -150,8 +152,6 @@ class PersonIdContrasts(ContrastGenerator):
     kind = "id"
 
     def __init__(self, characters_path: str | Path, config: PersonIdConfig = PersonIdConfig(), train_captions: Captions | None = None):
-        from tvrbench.signature import input_digest
-
         super().__init__(config)
         self.characters = read_characters(characters_path)
         self.characters_digest = input_digest("characters", characters_path)
@@ -159,8 +159,6 @@ class PersonIdContrasts(ContrastGenerator):
 
     @functools.cached_property
     def nlp(self):
-        from tvrbench.resources import spacy_pipeline
-
         return spacy_pipeline("en_core_web_sm")
 
     def items(self, captions: Captions) -> list[CaptionItem]:

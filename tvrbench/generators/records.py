@@ -30,7 +30,9 @@ from pathlib import Path
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, write_json
 from tvrbench.io.files import jsonl_objects, read_text_file
-from tvrbench.io.sidecars import open_sidecar, sidecar_path
+from tvrbench.io.sidecars import optional_number, sidecar_path
+from tvrbench.numerics import CONTRACT, regimes_in
+from tvrbench.signature import Signature, diff_signatures
 
 REQUIRED_FIELDS = ("caption_id", "video_id", "original", "contrast", "kind")
 
@@ -86,7 +88,7 @@ class ContrastRecord:
         for name, check in filters.items():
             if not isinstance(check, dict):
                 raise InputError(source, f"line {line}: filters.{name} must be an object")
-            if not _optional_number(check.get("sentence_cosine")):
+            if not optional_number(check.get("sentence_cosine")):
                 raise InputError(source, f"line {line}: filters.{name}.sentence_cosine must be a number")
         return cls(**{name: data[name] for name in REQUIRED_FIELDS}, edit=list(edit), filters=dict(filters), details=dict(details))
 
@@ -129,63 +131,6 @@ def read_contrast_records(path: str | Path) -> list[ContrastRecord]:
     if not records:
         raise InputError(path, "no contrast records")
     return records
-
-
-def read_sidecar(path: str | Path) -> dict:
-    """The sidecar of output ``path``, or ``{}`` when it has none (made elsewhere); InputError when unreadable."""
-    return checked_sidecar(open_sidecar(path), sidecar_path(path))
-
-
-NUMBER = (int, float, type(None))
-
-
-def _is_preference(saved) -> bool:
-    """What :meth:`tvrbench.generators.lm.Preference.to_json` writes."""
-    return (
-        isinstance(saved, dict)
-        and isinstance(saved.get("lm"), str)
-        and isinstance(saved.get("pairs"), int)
-        and isinstance(saved.get("prefers_original"), NUMBER)
-        and isinstance(saved.get("median_gap_nats_per_token"), NUMBER)
-    )
-
-
-def is_pair_audit(saved) -> bool:
-    """What :meth:`tvrbench.evaluation.audit.PairAudit.to_json` writes, as far as the card and the report read it."""
-    if not isinstance(saved, dict) or not isinstance(saved.get("pairs"), int) or not _is_preference(saved.get("lm_preference")):
-        return False
-    hypothesis, substitutes = saved.get("hypothesis_only"), saved.get("substitutes")
-    return (
-        (hypothesis is None or isinstance(hypothesis, dict) and isinstance(hypothesis.get("accuracy"), NUMBER))
-        and isinstance(substitutes, dict)
-        and isinstance(substitutes.get("distinct"), int)
-        and all(isinstance(substitutes.get(key), NUMBER) for key in ("entropy_bits", "top10_share"))
-    )
-
-
-def checked_sidecar(data: dict, source: Path) -> dict:
-    """A sidecar whose ``plausibility``, ``audit`` and per-instance entries (``contrast_option`` and
-    :meth:`ContrastRecord.mc_facts`) are what tvrbench writes (the report, the card and ``mc score``
-    use them); InputError otherwise."""
-    if data.get("plausibility") is not None and not _is_preference(data["plausibility"]):
-        raise InputError(source, "field 'plausibility' is not what tvrbench contrast writes (lm, pairs, prefers_original, median_gap_nats_per_token)")
-    if data.get("audit") is not None and not is_pair_audit(data["audit"]):
-        raise InputError(source, "field 'audit' is not what tvrbench contrast writes (hypothesis_only, substitutes, lm_preference)")
-    entries = data.get("instances")
-    if entries is not None and not (
-        isinstance(entries, list)
-        and all(isinstance(e, dict) and e.get("contrast_option") in (None, 0, 1, 2, 3, 4) and _are_facts(e) for e in entries)
-    ):
-        raise InputError(source, "field 'instances' must list contrast_option (0-4 or null) and the contrast's facts as mc build writes them")
-    return data
-
-
-def _are_facts(entry: dict) -> bool:
-    return _optional_number(entry.get("sentence_cosine")) and all(entry.get(flag) in (None, True, False) for flag in ("antonym", "rare_original"))
-
-
-def _optional_number(value) -> bool:
-    return isinstance(value, NUMBER) and not isinstance(value, bool)  # NUMBER admits None
 
 
 def _json_line(line: str):
@@ -245,8 +190,6 @@ class ResumableJsonl:
     def _check_regime(self, other: str) -> None:
         """A partial file whose scores were made under another numeric regime is refused: its records
         and this run's would not be the same bytes, nor could a rerun tell them apart."""
-        from tvrbench.numerics import CONTRACT, regimes_in
-
         theirs, ours = regimes_in(other), regimes_in(self.signature)
         if theirs != ours:
             made, now = (", ".join(sorted(names)) or CONTRACT for names in (theirs, ours))
@@ -254,8 +197,6 @@ class ResumableJsonl:
 
     def _changed(self, other: str) -> str:
         """The signature fields ``other`` differs in (``signature`` when it is not one)."""
-        from tvrbench.signature import Signature, diff_signatures
-
         try:
             return ", ".join(change.key for change in diff_signatures(Signature.parse(other), Signature.parse(self.signature)))
         except ValueError:

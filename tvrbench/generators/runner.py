@@ -3,7 +3,7 @@
 Each chunk is searched as the in-memory core searches it (here, or as a task on a Dask cluster) and
 appended to the resumable partial file; the final JSONL and its sidecar (signature, counts, how a
 language model reads the contrasts beside their originals, and the text-only audit of the pairs:
-:func:`tvrbench.evaluation.audit.audit_pairs`) appear only when every caption is done.
+:func:`tvrbench.generators.audit.audit_pairs`) appear only when every caption is done.
 """
 
 from __future__ import annotations
@@ -13,25 +13,20 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from tvrbench.errors import InputError
+from tvrbench.generators.audit import PairAudit, audit_pairs, summary_cells
 from tvrbench.generators.core import ContrastGenerator, Job, check_texts
-from tvrbench.generators.lm import Preference
 from tvrbench.generators.records import ContrastRecord, ResumableJsonl
 from tvrbench.io.captions import Captions
+from tvrbench.lm.models import Preference
 from tvrbench.progress import track
 from tvrbench.results import Table, TablesOfJson
 from tvrbench.signature import Signature
 
-if TYPE_CHECKING:
-    from tvrbench.evaluation.audit import PairAudit
-
 
 def contrast_run_tables(payload: dict) -> list[Table]:
     """What became of the captions, then how a language model and text alone read the contrasts."""
-    from tvrbench.evaluation.audit import summary_cells  # not at the top: that module imports this package
-
     rows = [[name, f"{count:,}"] for name, count in payload["counts"].items()]
     rows += [[f"candidates rejected: {name}", f"{count:,}"] for name, count in payload["candidates_rejected"].items()]
     rows += [[name, cell] for name, cell in summary_cells(payload["audit"]).items()]
@@ -86,8 +81,6 @@ def run_contrasts(generator: ContrastGenerator, captions: Captions, out: str | P
     chunk's records depend on the chunk alone, so whichever chunks are redone after an interruption, in whatever order, the
     output is byte-identical to an uninterrupted single-process run.
     """
-    from tvrbench.evaluation.audit import audit_pairs  # not at the top: that module imports this package
-
     check_texts(captions)
     kind = generator.kind
     items, context = generator.prepare(captions)

@@ -3,16 +3,21 @@
 One row per instance: the video id, the option texts and the index of the positive. The format has
 no quoting, so option texts may not contain tabs or newlines. Settings and per-instance metadata
 (which option is the contrast) live in a sidecar ``MC.tsv.json`` so the TSV keeps exactly the
-released columns.
+released columns; a split made elsewhere, without one, has its contrast option inferred by one rule
+(:func:`infer_contrast_option`).
 """
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write
+from tvrbench.io.sidecars import read_sidecar
 
 N_OPTIONS = 5
 MC_COLUMNS = ("clip", *(f"ending{i}" for i in range(N_OPTIONS)), "label")
@@ -76,3 +81,30 @@ def write_mc(path: str | Path, instances: list[MCInstance]) -> None:
         out.write("\t".join(MC_COLUMNS) + "\n")
         for instance in instances:
             out.write("\t".join((instance.clip, *instance.endings, str(instance.label))) + "\n")
+
+
+def saved_instances(mc_path: str | Path, n: int) -> list[dict]:
+    """The per-instance entries of the split's sidecar, one per instance ([] when they do not match)."""
+    saved = read_sidecar(mc_path).get("instances") or []
+    return saved if len(saved) == n else []
+
+
+def saved_contrast_options(mc_path: str | Path, n: int) -> list[int | None] | None:
+    """Which option is the contrast, from the split's sidecar (None for Random MC or no sidecar)."""
+    return contrast_options_of(saved_instances(mc_path, n))
+
+
+def contrast_options_of(saved: list[dict]) -> list[int | None] | None:
+    options = [entry.get("contrast_option") for entry in saved]
+    return options if any(o is not None for o in options) else None
+
+
+def infer_contrast_option(instance: MCInstance) -> int:
+    """For splits made elsewhere (human TSVs): the negative closest to the positive, word by word. The
+    one rule: ``mc import`` records it in the sidecar and the report marks it when no sidecar names one."""
+    positive = instance.positive.lower().split()
+    ratios = [
+        -1.0 if i == instance.label else difflib.SequenceMatcher(None, positive, ending.lower().split()).ratio()
+        for i, ending in enumerate(instance.endings)
+    ]
+    return int(np.argmax(ratios))

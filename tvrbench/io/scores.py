@@ -40,6 +40,7 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.io.files import PICKLE_MAGIC, require_file
+from tvrbench.io.trec import read_run, run_to_matrix
 from tvrbench.signature import bytes_digest, input_digest
 
 PICKLE_MESSAGE = "contains Python objects (pickle); tvrbench never unpickles input"
@@ -359,7 +360,6 @@ def _open_npy(path: Path, rows: Ids, columns: Ids, similarity: str) -> MatrixSco
 def _open_run(path: Path, rows: Ids, columns: Ids, similarity: str) -> MatrixScores:
     if not all(isinstance(ids, Sequence) for ids in (rows, columns)):
         raise InputError(path, f"is read as a TREC run (suffix {path.suffix}), which names captions and videos by id; a matrix is needed here (.npy)")
-    from tvrbench.io.trec import read_run, run_to_matrix
 
     return MatrixScores.of(run_to_matrix(read_run(path), rows, columns), path, input_digest("scores", path))
 

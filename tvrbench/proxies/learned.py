@@ -13,6 +13,7 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.proxies.video import VideoGroups
+from tvrbench.resources import sentence_model
 
 
 def unit_rows(vectors: np.ndarray) -> np.ndarray:
@@ -22,8 +23,6 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
 
 def sentence_embeddings(texts: Sequence[str], model: str, batch_size: int = 128) -> np.ndarray:
     """Unit-length float64 embeddings from a sentence-transformers model (name or local path)."""
-    from tvrbench.resources import sentence_model
-
     encoder = sentence_model(model)
     vectors = encoder.encode(list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
     return unit_rows(np.asarray(vectors, dtype=np.float64))

@@ -16,8 +16,11 @@ import scipy.sparse as sp
 
 from tvrbench.errors import InputError
 from tvrbench.proxies.config import ProxyConfig
+from tvrbench.proxies.learned import CosineKernel, sentence_embeddings, unit_rows, video_embeddings
 from tvrbench.proxies.parsing import ParsedCaptions, check_texts, parse_captions, pipeline_name
 from tvrbench.proxies.video import VideoGroups
+from tvrbench.resources import sentence_model_name
+from tvrbench.resources import wordnet as load_wordnet
 from tvrbench.signature import Signature, file_digest, text_digest
 
 SET_PROXIES = ("bow", "pos", "syn")
@@ -91,7 +94,6 @@ class ProxyMatrix:
 def _wordnet(wordnet):
     if wordnet is not None:
         return wordnet
-    from tvrbench.resources import wordnet as load_wordnet
 
     return load_wordnet()
 
@@ -222,9 +224,6 @@ def _cosine_kernel(
     features: np.ndarray | None,
     fields: dict,
 ):
-    from tvrbench.proxies.learned import CosineKernel, sentence_embeddings, unit_rows, video_embeddings
-    from tvrbench.resources import sentence_model_name
-
     fields["cosine"] = "clipped-at-0"
     if proxy == "embedding":
         vectors = sentence_embeddings(texts, config.embedding_model, config.embedding_batch_size)

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from tvrbench.errors import InputError
 from tvrbench.io.csv_tables import read_csv
 from tvrbench.proxies.parsing import ParsedCaptions
+from tvrbench.resources import wordnet as load_wordnet
 
 WORDNET_POS = {"VERB": "v", "NOUN": "n", "ADJ": "a", "ADV": "r"}
 
@@ -135,8 +136,6 @@ def proxy_items(
         return {tag: pos_items(parsed, tag) for tag in pos_weights}
     if proxy == "syn":
         if wordnet is None:
-            from tvrbench.resources import wordnet as load_wordnet
-
             wordnet = load_wordnet()
         classes = classes or {}
         senses = SynsetMapper(wordnet)

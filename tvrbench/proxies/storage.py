@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from tvrbench.distributed import on_one_thread
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import atomic_write, naming, write_json
 from tvrbench.io.relevance import PARQUET_COLUMNS
@@ -103,8 +104,6 @@ def computed_blocks(job: BlockJob, todo: dict[int, slice], client=None) -> Itera
             yield number, job.run(rows)
         return
     from dask.distributed import as_completed
-
-    from tvrbench.distributed import on_one_thread
 
     remote_job = client.scatter(job, broadcast=True)
     waiting = iter(todo.items())

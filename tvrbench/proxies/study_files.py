@@ -12,11 +12,25 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.io.captions import Captions
+from tvrbench.io.csv_tables import read_csv
 from tvrbench.io.files import string_list
 from tvrbench.io.relevance import open_relevance
-from tvrbench.proxies.studies import CorrelationStudy, CurveStudy, GmrStudy, HumanAgreement, human_agreement
+from tvrbench.io.scores import open_scores
+from tvrbench.proxies.studies import (
+    CorrelationStudy,
+    CurveStudy,
+    GmrStudy,
+    HumanAgreement,
+    gmr_bounds,
+    human_agreement,
+    human_kit,
+    proxy_correlation,
+    relevant_count_curve,
+    triplets,
+)
+from tvrbench.proxies.video import VideoGroups
 from tvrbench.results import analysis_signature
-from tvrbench.signature import Signature
+from tvrbench.signature import Signature, text_digest
 
 
 def _signature(study: str, files: dict[str, Path | list[Path]], fields: dict) -> Signature:
@@ -26,8 +40,6 @@ def _signature(study: str, files: dict[str, Path | list[Path]], fields: dict) ->
 
 def curve_study(matrices: dict[str, Path], steps: int) -> CurveStudy:
     """Fig. 4: ``steps`` thresholds evenly spaced in [0, 1] and each proxy's mean count of captions with S >= T."""
-    from tvrbench.proxies.studies import relevant_count_curve
-
     thresholds = np.linspace(0.0, 1.0, steps)
     curves = {name: relevant_count_curve(open_relevance(path, require_sidecar=True).dense(), thresholds) for name, path in matrices.items()}
     return CurveStudy(thresholds, curves, _signature("curve", {"relevance": list(matrices.values())}, {"names": ",".join(matrices), "steps": steps}))
@@ -35,9 +47,6 @@ def curve_study(matrices: dict[str, Path], steps: int) -> CurveStudy:
 
 def gmr_study(scores: dict[str, Path], relevance: Path, threshold: float) -> GmrStudy:
     """Fig. 5: each model's GMR bounds on a video-level proxy (its rows and columns name the scores' columns and rows)."""
-    from tvrbench.io.scores import open_scores
-    from tvrbench.proxies.studies import gmr_bounds
-
     proxy = open_relevance(relevance, require_sidecar=True)
     matrix, sidecar = proxy.dense(), proxy.sidecar
     if sidecar.get("rows") != "videos":
@@ -63,8 +72,6 @@ def _caption_video(sidecar: dict, row_index: dict[str, int], source: Path) -> np
 
 def correlation_study(matrices: dict[str, Path]) -> CorrelationStudy:
     """Supp. B: the mean per-video Pearson correlation of every two proxies (in the order given), 1 on the diagonal."""
-    from tvrbench.proxies.studies import proxy_correlation
-
     loaded = [open_relevance(path, require_sidecar=True).dense() for path in matrices.values()]
     values = np.eye(len(loaded))
     for i in range(len(loaded)):
@@ -75,8 +82,6 @@ def correlation_study(matrices: dict[str, Path]) -> CorrelationStudy:
 
 def human_score_study(kit: Path, rankings: Path) -> HumanAgreement:
     """Supp. A: the annotators' agreement on a kit from :func:`human_kit_study` and the proxy's with them."""
-    from tvrbench.io.csv_tables import read_csv
-
     agreement = human_agreement(
         read_csv(kit, ("video_id", "caption_id", "proxy_score"), {"proxy_score": float}),
         read_csv(rankings, ("annotator", "video_id", "caption_id", "rank"), {"rank": int}),
@@ -86,10 +91,6 @@ def human_score_study(kit: Path, rankings: Path) -> HumanAgreement:
 
 def human_kit_study(matrix_path: Path, captions: Captions, captions_path: Path, videos: int, seed: int) -> list[dict]:
     """Supp. A: the annotators' kit from a video-level proxy and the captions file it was built from."""
-    from tvrbench.proxies.studies import human_kit
-    from tvrbench.proxies.video import VideoGroups
-    from tvrbench.signature import text_digest
-
     proxy = open_relevance(matrix_path, require_sidecar=True)
     matrix, sidecar = proxy.dense(), proxy.sidecar
     if captions.caption_ids != sidecar["col_ids"]:
@@ -109,8 +110,6 @@ def human_kit_study(matrix_path: Path, captions: Captions, captions_path: Path, 
 
 def triplets_study(matrix_path: Path, threshold: float, per_video: int, seed: int) -> Iterator[dict]:
     """§4.3: training triplets by id (video, a caption with S >= T, one with S < T)."""
-    from tvrbench.proxies.studies import triplets
-
     proxy = open_relevance(matrix_path, require_sidecar=True)
     matrix, sidecar = proxy.dense(), proxy.sidecar
     rows, columns = sidecar["row_ids"], sidecar["col_ids"]

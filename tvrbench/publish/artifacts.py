@@ -29,10 +29,13 @@ import numpy as np
 import pyarrow as pa
 
 from tvrbench.errors import InputError
-from tvrbench.generators.records import read_sidecar
+from tvrbench.generators.records import read_contrast_records
 from tvrbench.io.files import read_json, string_list
+from tvrbench.io.fire import read_fire
+from tvrbench.io.mc import MC_COLUMNS, N_OPTIONS, read_mc
 from tvrbench.io.relevance import open_relevance
-from tvrbench.io.sidecars import sidecar_path
+from tvrbench.io.sidecars import read_sidecar, sidecar_path
+from tvrbench.io.trec import read_qrels
 from tvrbench.signature import Signature, input_digest
 
 KINDS = ("mc", "contrast", "relevance", "qrels", "results")
@@ -98,8 +101,6 @@ def _recorded_signature(text, source: Path) -> Signature | None:
 
 def mc_artifact(path: str | Path, name: str | None = None) -> Artifact:
     """A multiple-choice split in the released TSV format (see :mod:`tvrbench.io.mc`)."""
-    from tvrbench.io.mc import MC_COLUMNS, N_OPTIONS, read_mc
-
     path = Path(path)
     instances = read_mc(path)
     columns = {"clip": [i.clip for i in instances]}
@@ -129,9 +130,9 @@ def mc_artifact(path: str | Path, name: str | None = None) -> Artifact:
 
 
 def _settings_facts(sidecar: dict) -> dict:
-    """Counts, split name, the contrasts' plausibility (see :func:`tvrbench.generators.lm.preference`),
-    text-only audit (:func:`tvrbench.evaluation.audit.audit_pairs`) and blind review
-    (:func:`tvrbench.evaluation.review.score.review_of`) from a sidecar, when it has them."""
+    """Counts, split name, the contrasts' plausibility (see :func:`tvrbench.lm.models.preference`),
+    text-only audit (:func:`tvrbench.generators.audit.audit_pairs`) and blind review
+    (:func:`tvrbench.review.score.review_of`) from a sidecar, when it has them."""
     facts = {}
     for key in ("split", "kind", "counts", "seed", "plausibility", "audit", "review"):
         if key in sidecar:
@@ -141,8 +142,6 @@ def _settings_facts(sidecar: dict) -> dict:
 
 def contrast_artifact(path: str | Path, name: str | None = None) -> Artifact:
     """Contrast records (JSONL from ``tvrbench contrast``)."""
-    from tvrbench.generators.records import read_contrast_records
-
     path = Path(path)
     records = read_contrast_records(path)
     edit_keys = {item.name for item in EDIT_TYPE.value_type}
@@ -260,8 +259,6 @@ def _cells(matrix, form: str, top_k: int) -> tuple[np.ndarray, np.ndarray, np.nd
 def qrels_artifact(path: str | Path, name: str | None = None) -> Artifact:
     """TREC qrels; the metadata of ``tvrbench fire labels to-qrels`` saved beside it as ``Q.qrels.json``
     (the file name plus ``.json``) adds the query texts."""
-    from tvrbench.io.trec import read_qrels
-
     path = Path(path)
     qrels = read_qrels(path)
     sidecar = _sidecar(path)
@@ -281,7 +278,6 @@ def qrels_artifact(path: str | Path, name: str | None = None) -> Artifact:
 def fire_qrels_artifact(path: str | Path, name: str | None = None, captions=None, rule: str = "file", disagreements: str = "omit") -> Artifact:
     """FIRE labels converted to qrels (relevant 1, irrelevant 0; disagreements by ``disagreements``)."""
     from tvrbench.evaluation.fire import fire_to_qrels
-    from tvrbench.io.fire import read_fire
 
     path = Path(path)
     qrels, metadata, _ = fire_to_qrels(read_fire(path), rule, disagreements, captions)

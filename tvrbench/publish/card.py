@@ -16,7 +16,10 @@ from pathlib import Path
 
 import yaml
 
+from tvrbench.generators.audit import pair_reading, pair_rows, summary_cells
+from tvrbench.lm.offline import REGISTRY
 from tvrbench.publish.artifacts import Artifact
+from tvrbench.review.score import review_line, share_cell
 from tvrbench.signature import Signature
 
 TODO = "[More Information Needed: {}]"
@@ -93,8 +96,6 @@ def _plausibility_section(artifacts: list[Artifact]) -> str:
 
 def _audit_section(artifacts: list[Artifact]) -> str:
     """Whether text alone tells each config's contrasts from their originals; empty when no sidecar says."""
-    from tvrbench.evaluation.audit import summary_cells
-
     cells = {artifact.config: (artifact.kind, summary_cells(artifact.facts["audit"])) for artifact in artifacts if artifact.facts.get("audit")}
     if not cells:
         return ""
@@ -112,8 +113,6 @@ def _audit_section(artifacts: list[Artifact]) -> str:
 
 def _review_section(artifacts: list[Artifact]) -> str:
     """What people made of each reviewed config's contrasts; empty when none was reviewed."""
-    from tvrbench.evaluation.review.score import review_line, share_cell
-
     reviewed = [(artifact, artifact.facts["review"]) for artifact in artifacts if isinstance(artifact.facts.get("review"), dict)]
     if not reviewed:
         return ""
@@ -133,7 +132,6 @@ def _config_audit(audit: dict | None) -> str:
     """A config's text-only audit as a small table, then what its figures say; empty without one."""
     if not audit:
         return ""
-    from tvrbench.evaluation.audit import pair_reading, pair_rows
 
     rows = "".join(f"| {label} | {cell} |\n" for label, cell in pair_rows([audit]))
     return f"Text-only audit of its contrasts:\n\n| figure | value |\n| --- | ---: |\n{rows}\n{' '.join(pair_reading(audit))}\n\n"
@@ -143,7 +141,6 @@ def _config_review(review: dict | None) -> str:
     """A config's blind review as one fact line; empty without one."""
     if not isinstance(review, dict):
         return ""
-    from tvrbench.evaluation.review.score import review_line
 
     return f"- blind review: {review_line(review)} Review signature: `{review.get('signature')}`\n"
 
@@ -151,8 +148,6 @@ def _config_review(review: dict | None) -> str:
 def _model_terms(artifacts: list[Artifact]) -> str:
     """A paragraph per language model under terms of its own (Gemma's) that made or scored a config:
     its name appears in the config's signature or facts as the LM (``causal=gemma3-270m(...)``)."""
-    from tvrbench.offline_lms import REGISTRY
-
     paragraphs = []
     for model in REGISTRY:
         mark = f"causal={model.name}("

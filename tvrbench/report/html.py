@@ -17,9 +17,15 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
-from tvrbench.generators.mc import infer_contrast_option
+from tvrbench.evaluation.fire.tables import signatures_in
+from tvrbench.generators.audit import pair_reading, summary_cells
 from tvrbench.io.atomic import atomic_write
-from tvrbench.io.mc import MCInstance
+from tvrbench.io.mc import MCInstance, infer_contrast_option
+from tvrbench.lm.models import Preference
+from tvrbench.mc.score import mc_score_grid, scorer_column
+from tvrbench.report.tables import is_mc_score, result_tables
+from tvrbench.review.score import review_line
+from tvrbench.signature import Signature
 
 MC_SHOWN = 100  # items per split shown in the report; the TSV has them all
 IMAGE_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
@@ -31,9 +37,9 @@ class MCItems:
 
     instances: list[MCInstance]
     contrast_options: list[int | None] | None = None  # from the split's sidecar; else the rule `mc import` records
-    plausibility: dict | None = None  # the sidecar's: how a language model reads its contrast set (generators/lm.py)
-    audit: dict | None = None  # the sidecar's: whether text alone gives its contrasts away (evaluation/audit.py)
-    review: dict | None = None  # the sidecar's: what readers made of a sample of its contrasts (evaluation/review)
+    plausibility: dict | None = None  # the sidecar's: how a language model reads its contrast set (lm/models.py)
+    audit: dict | None = None  # the sidecar's: whether text alone gives its contrasts away (generators/audit.py)
+    review: dict | None = None  # the sidecar's: what readers made of a sample of its contrasts (review)
     picks: dict[str, list[int]] = field(default_factory=dict)  # scorer -> each instance's chosen option (mc score's JSON)
     digest: str | None = None  # the split's input digest: an mc score's signature names its split by it
     audited: bool = False  # plausibility and audit are an mc audit's of this split's pairs, not the contrast file's
@@ -94,8 +100,6 @@ def results_models(results: dict, name: str = "model") -> dict[str, dict]:
 
 def results_section(name: str, results: dict) -> str:
     """Each model's evaluation as ``tvrbench evaluate`` prints it (its tables, rebuilt from its JSON)."""
-    from tvrbench.report.tables import result_tables
-
     models = results_models(results, name)
     shown = []
     for model, result in models.items():
@@ -145,8 +149,6 @@ def _is_signature(value) -> bool:
 def analysis_section(name: str, value) -> str:
     """A result's JSON as its tables (those the command line printed: named columns, the CLI's cells),
     titled by what it is, in words; any other JSON as :func:`json_block` under its name."""
-    from tvrbench.report.tables import result_tables
-
     tables = result_tables(value)
     if tables is None:
         return f"<h3>{_e(name)}</h3>{json_block(value)}"
@@ -156,19 +158,14 @@ def analysis_section(name: str, value) -> str:
 
 def _signatures(values: dict[str, object]) -> str:
     """The signatures in each named JSON, folded away, each under the name its file was given."""
-    from tvrbench.evaluation.fire.tables import signatures_in
-
     shown = "".join(f'<p class="signature">{_e(name)}: {_e(text)}</p>' for name, value in values.items() for text in signatures_in(value))
     return f"<details><summary>signatures</summary>{shown}</details>"
 
 
 def mc_scores_section(scores: dict[str, dict], splits: dict[str, str]) -> str:
-    """Every ``mc score`` JSON in one table, split × scorer (:func:`~tvrbench.evaluation.mc.mc_score_grid`):
+    """Every ``mc score`` JSON in one table, split × scorer (:func:`~tvrbench.mc.score.mc_score_grid`):
     a split is named as ``--mc`` named it (``splits``: digest → name), a built-in scorer by what it is, and
     a model's scores (or a second run of one scorer on a split) by the name its file was given."""
-    from tvrbench.evaluation.mc import mc_score_grid, scorer_column
-    from tvrbench.signature import Signature
-
     order = list(splits.values())
     triples = []
     for name, value in scores.items():
@@ -216,8 +213,6 @@ def highlight_edit(positive: str, contrast: str) -> str:
 
 def plausibility_note(saved: dict, whose: str) -> str:
     """One line on how a language model reads the contrasts (``whose``) beside their originals."""
-    from tvrbench.generators.lm import Preference
-
     preference = Preference(saved.get("lm"), saved.get("pairs") or 0, saved.get("prefers_original"), saved.get("median_gap_nats_per_token"))
     return (
         f'<p class="note">{_e(whose.capitalize())}: {_e(preference)} (language model {_e(preference.lm)}). About half means '
@@ -227,8 +222,6 @@ def plausibility_note(saved: dict, whose: str) -> str:
 
 def audit_note(saved: dict, whose: str) -> str:
     """Whether text alone tells the contrasts (``whose``) from their originals: the figures, then what they say."""
-    from tvrbench.evaluation.audit import pair_reading, summary_cells
-
     figures = "; ".join(f"{name} {value}" for name, value in summary_cells(saved).items())
     reading = " ".join(pair_reading(saved))
     return f'<p class="note">Text-only audit of {_e(whose)}: {_e(figures)}. {_e(reading)} (<code>tvrbench mc audit</code>)</p>'
@@ -236,8 +229,6 @@ def audit_note(saved: dict, whose: str) -> str:
 
 def review_note(saved: dict) -> str:
     """What readers made of the split's contrasts, beside the machine figures."""
-    from tvrbench.evaluation.review.score import review_line
-
     return f'<p class="note">Blind review of its contrast set: {_e(review_line(saved))} (<code>tvrbench contrast review-score</code>)</p>'
 
 
@@ -281,8 +272,6 @@ the FIRE label and the graded relevance side by side (FIRE paper, Figure 5).</p>
 
 def render_report(content: ReportContent) -> str:
     """The whole page as a string."""
-    from tvrbench.report.tables import is_mc_score
-
     sections = []
     scores = {name: value for name, value in content.analyses.items() if is_mc_score(value)}
     analyses = {name: value for name, value in content.analyses.items() if name not in scores}

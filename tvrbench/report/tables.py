@@ -19,14 +19,14 @@ MC_SCORE_KEYS = {"accuracy", "ties", "n", "picks", "signature"}
 # of results loads no scorer, language model or ranking kernel.
 TABLES_BY_KEYS = (
     ({"metrics", "signature", "n_queries"}, ("tvrbench.evaluation.tables", "evaluation_tables")),
-    (MC_SCORE_KEYS, ("tvrbench.evaluation.mc", "mc_score_tables")),
-    ({"splits", "signature"}, ("tvrbench.evaluation.audit", "audit_tables")),
+    (MC_SCORE_KEYS, ("tvrbench.mc.score", "mc_score_tables")),
+    ({"splits", "signature"}, ("tvrbench.mc.audit", "audit_tables")),
     ({"kind", "counts", "candidates_rejected", "audit", "signature"}, ("tvrbench.generators.runner", "contrast_run_tables")),
     ({"thresholds", "mean_relevant"}, ("tvrbench.proxies.studies", "curve_tables")),
     ({"threshold", "gmr"}, ("tvrbench.proxies.studies", "gmr_tables")),
     ({"names", "pearson"}, ("tvrbench.proxies.studies", "correlation_tables")),
     ({"pairs", "consistent_pairs", "percent_consistent", "human_to_proxy_agreement"}, ("tvrbench.proxies.studies", "agreement_tables")),
-    ({"readers", "sources", "care", "agreement", "sentences", "signature"}, ("tvrbench.evaluation.review.score", "review_tables")),
+    ({"readers", "sources", "care", "agreement", "sentences", "signature"}, ("tvrbench.review.score", "review_tables")),
 )
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tvrbench.evaluation.fire.config import FireConfig
+from tvrbench.evaluation.fire.plots import bootstrap_figure
 from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature
 from tvrbench.signature import Signature
 
@@ -200,8 +201,6 @@ class BootstrapResult(TablesOfJson):
 
     def figures(self):
         """Figure 4 per metric."""
-        from tvrbench.evaluation.fire.plots import bootstrap_figure
-
         for metric, by_size in self.by_metric.items():
             yield f"fig4_bootstrap_{self.model}_{_file_part(metric)}", bootstrap_figure(by_size, metric, self.model)
 

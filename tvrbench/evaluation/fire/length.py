@@ -12,6 +12,7 @@ from typing import ClassVar
 import numpy as np
 
 from tvrbench.evaluation.fire.config import FireConfig
+from tvrbench.evaluation.fire.plots import outcomes_figure, positives_vs_length_figure
 from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature
 from tvrbench.signature import Signature
 
@@ -106,8 +107,6 @@ class TwoModelOutcomes:
         }
 
     def figures(self):
-        from tvrbench.evaluation.fire.plots import outcomes_figure
-
         for source, table in self.tables.items():
             described = "with FIRE labels" if source == "fire" else "original labels only"
             yield (
@@ -180,8 +179,6 @@ class LengthResult(TablesOfJson):
         }
 
     def figures(self):
-        from tvrbench.evaluation.fire.plots import positives_vs_length_figure
-
         yield f"fig2_positives_vs_length_{self.dataset}", positives_vs_length_figure(self.words, self.positives, self.dataset)
         yield from self.outcomes.figures()
 

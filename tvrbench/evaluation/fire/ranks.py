@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tvrbench.evaluation.fire.plots import positive_ranks_figure
 from tvrbench.results import Sources, Table, TablesOfJson, analysis_signature
 from tvrbench.signature import Signature
 
@@ -66,8 +67,6 @@ class RanksResult(TablesOfJson):
         return {"model": self.model, "max_rank": self.max_rank, "counts_by_rank": self.counts_by_rank, "signature": str(self.signature)}
 
     def figures(self):
-        from tvrbench.evaluation.fire.plots import positive_ranks_figure
-
         yield (
             f"appG_positive_ranks_{self.model}",
             positive_ranks_figure(self.ranks["original"], self.ranks["fire"], self.max_rank, self.dataset, self.model),

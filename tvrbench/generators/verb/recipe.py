@@ -26,7 +26,6 @@ from dataclasses import replace
 from tvrbench.generators.base import CaptionItem, ContrastSearch, Request, parsed_text
 from tvrbench.generators.config import VerbConfig
 from tvrbench.generators.core import ContrastGenerator, Excluded, SubstituteCap
-from tvrbench.generators.lm import LanguageModel, load_language_model
 from tvrbench.generators.verb.choice import SeededDraw, substitute_prior
 from tvrbench.generators.verb.evidence import BIGRAM_WORDS, Usage
 from tvrbench.generators.verb.fit import ArgumentFit, FitsFrame
@@ -36,6 +35,7 @@ from tvrbench.generators.verb.phrases import VerbPhrases
 from tvrbench.generators.verb.pool import CaptionVerbs, WordNetVerbs, new_lemma, profane_words
 from tvrbench.generators.verb.selection import ReadsAsReal, SpanScores
 from tvrbench.io.captions import Captions
+from tvrbench.lm.models import LanguageModel, load_language_model
 from tvrbench.progress import track
 from tvrbench.signature import text_digest
 
@@ -144,7 +144,7 @@ class VerbContrasts(ContrastGenerator):
 
     @functools.cached_property
     def t5(self):
-        from tvrbench.generators.t5 import T5Verbs
+        from tvrbench.generators.verb.t5 import T5Verbs
 
         return T5Verbs(self.config.t5, device=self.config.device)
 

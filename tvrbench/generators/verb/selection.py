@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tvrbench.generators.base import Candidate, Check, by_target
-from tvrbench.generators.lm import LanguageModel, SpanLogprobs
+from tvrbench.lm.models import LanguageModel, SpanLogprobs
 from tvrbench.numerics import NATS, rounded
 
 
 class SpanScores:
-    """Each candidate's and its original's :class:`~tvrbench.generators.lm.SpanLogprobs`, computed once
+    """Each candidate's and its original's :class:`~tvrbench.lm.models.SpanLogprobs`, computed once
     per target and round (the left context's key-value cache shared by a target's fills) and kept
     for the other filters of the chunk that read them (the perplexity rule)."""
 

@@ -1,4 +1,4 @@
-"""Multiple-choice splits (Park et al. App. D, SPEC §5); scoring them is :mod:`tvrbench.evaluation.mc`.
+"""Multiple-choice splits (Park et al. App. D, SPEC §5); scoring them is :mod:`tvrbench.mc.score`.
 
 Building: one instance per video, its first caption the positive. Random MC draws 4 negatives,
 captions of 4 distinct other videos (``same_movie``: other clips of the same movie, for LSMDC), with
@@ -10,20 +10,29 @@ random choice is seeded per video, so a split does not depend on the order of th
 
 from __future__ import annotations
 
-import difflib
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from tvrbench.errors import InputError
+from tvrbench.generators import CONTRAST_KINDS
 from tvrbench.generators.config import MCConfig
-from tvrbench.generators.records import ContrastRecord
+from tvrbench.generators.core import check_texts
+from tvrbench.generators.person_id import caption_movies
+from tvrbench.generators.records import ContrastRecord, read_contrast_records
+from tvrbench.io.atomic import write_json
 from tvrbench.io.captions import Captions
-from tvrbench.io.mc import N_OPTIONS, MCInstance
+from tvrbench.io.mc import N_OPTIONS, MCInstance, infer_contrast_option, read_mc, write_mc
+from tvrbench.io.sidecars import read_sidecar, sidecar_path
+from tvrbench.review import read_review
+from tvrbench.review.score import review_of
+from tvrbench.signature import Signature, captions_digest, input_digest
 
+MC_KINDS = ("random", *CONTRAST_KINDS)
 N_NEGATIVES = N_OPTIONS - 1
 
 
@@ -34,11 +43,11 @@ class MCSplit:
     contrast_options: list[int | None]  # which option is the contrast negative
     dropped: Counter
     contrast_facts: list[dict] = field(default_factory=list)  # the chosen contrast record's mc_facts()
-    review: dict | None = None  # what readers made of a sample of the contrasts (evaluation.review.score.review_of), when reviewed
+    review: dict | None = None  # what readers made of a sample of the contrasts (review.score.review_of), when reviewed
 
     def sidecar(self, signature: str, kind: str, plausibility: dict | None = None, audit: dict | None = None) -> dict:
-        """``plausibility`` and ``audit``: the contrast file's own (see :func:`tvrbench.generators.lm.preference`
-        and :func:`tvrbench.evaluation.audit.audit_pairs`), when it has them."""
+        """``plausibility`` and ``audit``: the contrast file's own (see :func:`tvrbench.lm.models.preference`
+        and :func:`tvrbench.generators.audit.audit_pairs`), when it has them."""
         return {
             "signature": signature,
             "kind": kind,
@@ -135,12 +144,70 @@ def build_mc(
     return split
 
 
-def infer_contrast_option(instance: MCInstance) -> int:
-    """For splits made elsewhere (human TSVs): the negative closest to the positive, word by word. The
-    one rule: ``mc import`` records it in the sidecar and the report marks it when no sidecar names one."""
-    positive = instance.positive.lower().split()
-    ratios = [
-        -1.0 if i == instance.label else difflib.SequenceMatcher(None, positive, ending.lower().split()).ratio()
-        for i, ending in enumerate(instance.endings)
-    ]
-    return int(np.argmax(ratios))
+def build_mc_file(
+    captions: Captions,
+    kind: str,
+    out: str | Path,
+    config: MCConfig = MCConfig(),
+    contrast_path: str | Path | None = None,
+    reviewed: str | Path | None = None,
+):
+    """Write an MC split as Park et al.'s TSV plus ``OUT.json``; returns the split.
+
+    A contrast split's sidecar carries the contrast file's ``plausibility`` (how a language model
+    reads the contrasts beside their originals) and ``audit`` (whether text alone gives them away),
+    so the measures travel with the split. With ``reviewed`` (a review's JSON, ``contrast review-score
+    --json``) the split is built only from contrasts no reader rejected, and its sidecar carries the
+    reviewed share (``review``).
+    """
+    if kind not in MC_KINDS:
+        raise InputError(None, f"unknown MC kind {kind!r}; choose one of {', '.join(MC_KINDS)}")
+    check_texts(captions)
+    contrasts, saved, review = None, {}, None
+    contrast_digest = input_digest("contrast", contrast_path) if contrast_path else "none"
+    if kind != "random":
+        if contrast_path is None:
+            raise InputError(None, f"--kind {kind} needs --contrast, the {kind} contrast records (JSONL)")
+        records = read_contrast_records(contrast_path)
+        if reviewed is not None:
+            records, review = _reviewed_records(records, Path(reviewed), Path(contrast_path), contrast_digest)
+        contrasts = check_contrasts(records, captions, kind, str(contrast_path))
+        saved = read_sidecar(contrast_path)
+    elif reviewed is not None:
+        raise InputError(None, "--reviewed applies to a contrast MC (--kind gender, verb or id with --contrast)")
+    movies = caption_movies(captions, config.movie_column) if config.negatives_from == "same_movie" else None
+    split = build_mc(captions, config, kind, contrasts, movies)
+    split.review = review
+    if not split.instances:
+        raise InputError(captions.source, f"no video can make a {kind} MC instance ({dict(split.dropped)})")
+    signature = Signature({
+        "kind": kind, "seed": config.seed, "options": config.n_options, "negatives": config.negatives_from,
+        "captions": captions_digest(captions),
+        "contrast": contrast_digest,
+        **({"reviewed": input_digest("review", reviewed)} if reviewed is not None else {}),
+    })  # fmt: skip
+    write_mc(out, split.instances)
+    write_json(sidecar_path(out), split.sidecar(str(signature), kind, saved.get("plausibility"), saved.get("audit")))
+    return split
+
+
+def _reviewed_records(records: list, reviewed: Path, contrast_path: Path, contrast_digest: str) -> tuple[list, dict]:
+    """The records no reader rejected in the review ``reviewed`` of the contrast file (whose digest is
+    ``contrast_digest``), and the review's figures with how many were dropped."""
+    review = review_of(read_review(reviewed), reviewed, contrast_path, contrast_digest)
+    kept = [record for record in records if (record.caption_id, record.contrast) not in review.rejected]
+    return kept, {**review.facts, "dropped": len(records) - len(kept)}
+
+
+def import_mc_file(tsv: str | Path, out: str | Path, name: str):
+    """Copy a human-made MC TSV in as split ``name``, with a sidecar naming its contrast options."""
+
+    instances = read_mc(tsv)
+    signature = Signature({"kind": name, "imported": input_digest("imported", tsv)})
+    write_mc(out, instances)
+    write_json(sidecar_path(out), {
+        "signature": str(signature), "kind": name, "source": str(tsv), "counts": {"instances": len(instances)},
+        "instances": [{"caption_id": None, "contrast_option": infer_contrast_option(i)} for i in instances],
+        "contrast_option_rule": "the negative with the most words in common with the positive (difflib ratio)",
+    })  # fmt: skip
+    return instances

@@ -22,8 +22,10 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.evaluation.reliability import cohen_kappa, krippendorff_alpha_nominal, wilson_interval
-from tvrbench.evaluation.review.kit import ANSWERS, KEY
+from tvrbench.io.csv_tables import read_csv
+from tvrbench.io.files import read_text_file
 from tvrbench.results import Table, TablesOfJson, analysis_signature
+from tvrbench.review.kit import ANSWERS, KEY
 from tvrbench.signature import Signature, input_digest
 
 CARE = 0.8  # a reader who accepts fewer real captions than this is flagged
@@ -55,8 +57,6 @@ def read_key(path: Path) -> dict:
 def read_verdicts(paths: Sequence[Path], key: dict) -> dict[str, dict[int, str]]:
     """Reader → number → yes/no, from CSV files with columns ``number`` and ``verdict`` (``reader``:
     optional, else the file's name; ``sentence``: optional, checked against the kit)."""
-    from tvrbench.io.csv_tables import read_csv
-
     sentences = {entry["number"]: entry["sentence"] for entry in key["sentences"]}
     verdicts: dict[str, dict[int, str]] = defaultdict(dict)
     files: dict[str, Path] = {}
@@ -202,8 +202,6 @@ def score_review(kit: Path, verdict_files: Sequence[Path]) -> ReviewScore:
 
 def read_review(path: str | Path) -> dict:
     """A review's JSON (``review-score --json``); InputError unless it is one."""
-    from tvrbench.io.files import read_text_file
-
     try:
         review = json.loads(read_text_file(path))
     except json.JSONDecodeError as error:

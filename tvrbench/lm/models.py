@@ -15,7 +15,7 @@ perplexity filter, the frequency filter's unigram table, the text-only MC scorer
 * :class:`CausalLM` (``causal``): any transformers causal LM by hub name or local path (Park et al.:
   ``gpt2-xl``); its own sub-word tokens, the first conditioned on BOS. The offline neural models
   (``gemma3-270m``, ``smollm2``) and GGUF files load through it, converted once
-  (:mod:`tvrbench.offline_lms`); ``auto`` is the preferred one installed, else ``ngram``.
+  (:mod:`tvrbench.lm.offline`); ``auto`` is the preferred one installed, else ``ngram``.
 """
 
 from __future__ import annotations
@@ -31,11 +31,13 @@ from typing import Protocol
 
 import numpy as np
 
+from tvrbench.config import Device
 from tvrbench.errors import InputError, MissingResource
-from tvrbench.generators.config import Device
+from tvrbench.lm.loading import inference_dtype, load_pretrained, pinned, within_reach
+from tvrbench.lm.offline import AUTO, OFFLINE_LMS, REGISTRY, is_gguf, offline_model, resolve
 from tvrbench.numerics import NATS_PER_TOKEN, regime, rounded
-from tvrbench.offline_lms import AUTO, OFFLINE_LMS, REGISTRY, is_gguf, offline_model, resolve
 from tvrbench.resources import torch_device
+from tvrbench.signature import file_digest, package_version
 
 NGRAM = "ngram"  # the bundled CMU model
 CMU_MODEL = "en-us/en-us.lm.bin"
@@ -157,8 +159,6 @@ class NGramLM:
             self.model = NGramModel(None, self.logmath, str(path))
         except (ValueError, RuntimeError):
             raise InputError(path, "not an ARPA or binary n-gram language model pocketsphinx can read") from None
-        from tvrbench.signature import file_digest, package_version
-
         self.path = path
         self.name = f"cmu-en-us-3gram(pocketsphinx-{package_version('pocketsphinx')})" if bundled else f"ngram={path.name}:{file_digest(path)}"
         self._zero = self.logmath.get_zero()
@@ -208,7 +208,7 @@ class NGramLM:
 class CausalLM:
     """A transformers causal LM (hub name or local path), batched with padding; results cached by text.
 
-    Its name pins the weights (:func:`~tvrbench.generators.t5.pinned`, or ``pin`` when the caller
+    Its name pins the weights (:func:`~tvrbench.lm.loading.pinned`, or ``pin`` when the caller
     knows their id: a converted offline model) without loading them; the weights load on the first
     score, on ``device``, so a process that only signs never holds them and a Dask worker that only
     scores never digests them.
@@ -227,15 +227,11 @@ class CausalLM:
     @functools.cached_property
     def pinned(self) -> tuple[str, str | None]:
         """The weights' id and the hub revision that loads exactly them (None: a folder)."""
-        from tvrbench.generators.t5 import pinned
-
         return (self.pin, None) if self.pin is not None else pinned(self.source)
 
     @functools.cached_property
     def name(self) -> str:
         """The weights' pin, and what the scores depend on when they are made outside the numeric contract."""
-        from tvrbench.generators.t5 import inference_dtype
-
         place = torch_device(self.device)
         outside = regime(place, str(inference_dtype(place, "causal")).removeprefix("torch."))
         return f"causal={self.pinned[0]}" + (f"({outside})" if outside else "")
@@ -243,8 +239,6 @@ class CausalLM:
     @functools.cached_property
     def loaded(self):
         """(model, tokenizer), loaded on first use."""
-        from tvrbench.generators.t5 import load_pretrained
-
         model, tokenizer = load_pretrained("causal", self.source, self.device, self.pinned[1])
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
@@ -437,8 +431,6 @@ def check_language_model(spec: str) -> None:
     their slow start (spaCy, torch); :func:`load_language_model` calls it too."""
     if spec in (AUTO, NGRAM) or spec in OFFLINE_LMS or is_gguf(spec) or spec.lower().endswith(NGRAM_SUFFIXES):
         return
-    from tvrbench.generators.t5 import within_reach
-
     if within_reach(spec):
         return
     names = [model.name for model in REGISTRY if model.installed()] + [NGRAM, AUTO]

@@ -25,7 +25,14 @@ from pathlib import Path
 import numpy as np
 
 from tvrbench.errors import InputError
+from tvrbench.generators.records import read_contrast_records
+from tvrbench.io.atomic import atomic_folder
 from tvrbench.io.captions import Captions
+from tvrbench.io.csv_tables import write_csv
+from tvrbench.io.files import require_file
+from tvrbench.io.mc import infer_contrast_option, read_mc, saved_contrast_options
+from tvrbench.io.outputs import Output, check_outputs
+from tvrbench.io.writers import mark, written_by
 from tvrbench.results import Sources, analysis_signature
 from tvrbench.signature import Signature, input_digest, text_digest
 
@@ -106,14 +113,8 @@ class ReviewKit:
 def contrast_sentences(path: str | Path, name: str, role: str = "contrast") -> list[Sentence]:
     """The contrasts of a contrast JSONL file (``tvrbench contrast``) or an MC split's contrast options
     (``mc build`` / ``mc import``; a split without a sidecar: the negative closest to the positive)."""
-    from tvrbench.io.files import require_file
-
     path = Path(path)
     if require_file(path, "a contrast file or an MC split").removeprefix(b"\xef\xbb\xbf").startswith(b"clip\t"):  # an MC TSV's header
-        from tvrbench.evaluation.mc import saved_contrast_options
-        from tvrbench.generators.mc import infer_contrast_option
-        from tvrbench.io.mc import read_mc
-
         instances = read_mc(path)
         options = saved_contrast_options(path, len(instances)) or [infer_contrast_option(instance) for instance in instances]
         return [
@@ -121,8 +122,6 @@ def contrast_sentences(path: str | Path, name: str, role: str = "contrast") -> l
             for instance, option in zip(instances, options)
             if option is not None
         ]
-    from tvrbench.generators.records import read_contrast_records
-
     return [Sentence(r.contrast, name, role, r.original, r.caption_id, r.video_id) for r in read_contrast_records(path)]
 
 
@@ -193,11 +192,6 @@ def write_kit(kit: ReviewKit, folder: Path, overwrite: bool = False) -> None:
     """The kit folder (module docstring), built beside ``folder`` and moved into place when complete.
     It replaces only a folder a command wrote whole (an earlier kit, a fine-tuned model), and that only
     with ``overwrite``: a folder that holds anything else is never removed."""
-    from tvrbench.io.atomic import atomic_folder
-    from tvrbench.io.csv_tables import write_csv
-    from tvrbench.io.outputs import Output, check_outputs
-    from tvrbench.io.writers import mark, written_by
-
     if not overwrite and written_by(folder) == WRITER:
         raise InputError(folder, "holds a review kit already; --overwrite replaces it (verdicts made on it will no longer match)")
     check_outputs([Output(folder, "--out", folder=True, writer=WRITER)], [], overwrite)
@@ -212,7 +206,7 @@ def write_kit(kit: ReviewKit, folder: Path, overwrite: bool = False) -> None:
 
 def form_html(kit: ReviewKit) -> str:
     """The self-contained form: the instructions, then the numbered sentences with a yes and a no button each."""
-    template = resources.files("tvrbench.evaluation.review").joinpath("form.html").read_text(encoding="utf-8")
+    template = resources.files("tvrbench.review").joinpath("form.html").read_text(encoding="utf-8")
     examples = "".join(
         f'<li><span class="answer {answer}">{answer}</span> {html.escape(text)}</li>' for answer, texts in EXAMPLES.items() for text in texts
     )

@@ -4,7 +4,7 @@
 Each package ships its weights as a GGUF file; nothing is downloaded. transformers reads GGUF but
 de-quantizes it on every load (15–40 s on 2 cores), so a file is converted once: de-quantized to
 float32 and saved as an ordinary transformers folder under tvrbench's cache, ``lms/<SHA-256 of the
-GGUF>``, which the causal-LM path (:class:`~tvrbench.generators.lm.CausalLM`, as for ``gpt2-xl``)
+GGUF>``, which the causal-LM path (:class:`~tvrbench.lm.models.CausalLM`, as for ``gpt2-xl``)
 loads in a second or two. A conversion is written into a staging folder and renamed into place
 complete, so a killed one never leaves a folder that loads.
 
@@ -29,7 +29,9 @@ from pathlib import Path
 
 from tvrbench.errors import InputError, MissingResource
 from tvrbench.home import cache_dir
+from tvrbench.io.disk_cache import kept_json
 from tvrbench.resources import transformers_library
+from tvrbench.signature import file_digest, package_version, text_digest
 
 AUTO = "auto"  # the preferred installed model of REGISTRY
 GGUF_MAGIC = b"GGUF"
@@ -80,8 +82,6 @@ class OfflineLM:
             raise InputError(self.distribution, f"cannot assemble {self.file}: {error}; reinstall it: {reinstall}") from None
 
     def pin(self, digest: str) -> str:
-        from tvrbench.signature import package_version
-
         return f"{self.name}({self.distribution}-{package_version(self.distribution)},sha256:{digest[:12]})"
 
     def check_installed(self) -> None:
@@ -180,9 +180,6 @@ def check_gguf(path: Path) -> None:
 
 def gguf_digest(path: Path) -> str:
     """SHA-256 of a GGUF file, remembered by its path, size and mtime (a 100 MB file takes ~0.3 s)."""
-    from tvrbench.io.disk_cache import kept_json
-    from tvrbench.signature import file_digest, text_digest
-
     path = path.resolve()
     stat = path.stat()
     key = text_digest([str(path), str(stat.st_size), str(stat.st_mtime_ns)])
@@ -213,7 +210,6 @@ def _converted(digest: str, gguf, source: str) -> Path:
         path = gguf(staging / "gguf")
         convert(path, staging)
         shutil.rmtree(staging / "gguf")
-        from tvrbench.signature import package_version
 
         provenance = {"source": source, "gguf": str(path), "sha256": digest, "transformers": package_version("transformers")}
         (staging / MARKER).write_text(json.dumps(provenance, indent=1), encoding="utf-8")

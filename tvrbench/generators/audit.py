@@ -8,10 +8,10 @@ generator puts them in its own sidecar (:func:`audit_pairs`):
   texts is the contrast (chance 50 %), and the words it leans on most (the giveaways);
 - **substitute words**: the words a contrast brings in (its side of difflib's ``replace`` and
   ``insert`` opcodes): a few words doing all the work is a regularity a model learns;
-- **LM preference**: how often a language model prefers the positive (:func:`~tvrbench.generators.lm.preference`).
+- **LM preference**: how often a language model prefers the positive (:func:`~tvrbench.lm.models.preference`).
 
-:func:`audit_split` adds the text-only MC scorers of :mod:`tvrbench.evaluation.mc` on a whole split,
-beside a reference split's figures when given. :func:`pair_reading` says in plain words what the
+:func:`tvrbench.mc.audit.audit_split` adds the text-only MC scorers of :mod:`tvrbench.mc.score` on a
+whole split, beside a reference split's figures when given. :func:`pair_reading` says in plain words what the
 three pair figures mean, against chance and tvrbench's targets (SPEC §5), so that nobody needs the
 docs to answer "is it biased?".
 """
@@ -23,16 +23,10 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from tvrbench.errors import InputError
-from tvrbench.generators.config import MCConfig
-from tvrbench.generators.lm import LanguageModel, Preference, load_language_model, preference
-from tvrbench.offline_lms import AUTO
-from tvrbench.results import Table, TablesOfJson, analysis_signature
-from tvrbench.signature import Signature
+from tvrbench.lm.models import LanguageModel, Preference, preference
 
 FOLDS = 5
 TOP = 10  # giveaway and substitute words listed
@@ -152,7 +146,7 @@ def audit_pairs(positives: Sequence[str], contrasts: Sequence[str], lm: Language
     )
 
 
-def _percent(share) -> str:
+def percent(share) -> str:
     return "—" if share is None else f"{100 * share:.1f} %"
 
 
@@ -161,18 +155,18 @@ def _number(value, digits: int = 3) -> str:
 
 
 def _commonest(substitutes: dict) -> str:
-    return "—" if substitutes["top1"] is None else f"{substitutes['top1']} ({_percent(substitutes['top1_share'])})"
+    return "—" if substitutes["top1"] is None else f"{substitutes['top1']} ({percent(substitutes['top1_share'])})"
 
 
 def summary_cells(audit: dict) -> dict[str, str]:
     """The headline figures of a :class:`PairAudit`'s JSON as text, for the dataset card and the report."""
     hypothesis, substitutes, lm = audit.get("hypothesis_only") or {}, audit["substitutes"], audit["lm_preference"]
     return {
-        "hypothesis-only accuracy (chance 50 %)": _percent(hypothesis.get("accuracy")),
+        "hypothesis-only accuracy (chance 50 %)": percent(hypothesis.get("accuracy")),
         "substitute entropy (bits)": _number(substitutes["entropy_bits"], 2),
         "distinct substitutes": f"{substitutes['distinct']:,}",
-        "top-10 substitute share": _percent(substitutes["top10_share"]),
-        "LM prefers the original": _percent(lm["prefers_original"]),
+        "top-10 substitute share": percent(substitutes["top10_share"]),
+        "LM prefers the original": percent(lm["prefers_original"]),
     }
 
 
@@ -184,13 +178,13 @@ def pair_rows(audits: Sequence[dict]) -> list[list[str]]:
 
     return [
         row("pairs (contrast, positive)", lambda audit: f"{audit['pairs']:,}"),
-        row("hypothesis-only accuracy (chance 50 %)", lambda audit: _percent((audit["hypothesis_only"] or {}).get("accuracy"))),
+        row("hypothesis-only accuracy (chance 50 %)", lambda audit: percent((audit["hypothesis_only"] or {}).get("accuracy"))),
         row("substitute words", lambda audit: f"{audit['substitutes']['tokens']:,}"),
         row("distinct substitutes", lambda audit: f"{audit['substitutes']['distinct']:,}"),
         row("substitute entropy (bits)", lambda audit: _number(audit["substitutes"]["entropy_bits"], 2)),
-        row("top-10 substitute share", lambda audit: _percent(audit["substitutes"]["top10_share"])),
+        row("top-10 substitute share", lambda audit: percent(audit["substitutes"]["top10_share"])),
         row("commonest substitute", lambda audit: _commonest(audit["substitutes"])),
-        row("LM prefers the positive", lambda audit: _percent(audit["lm_preference"]["prefers_original"])),
+        row("LM prefers the positive", lambda audit: percent(audit["lm_preference"]["prefers_original"])),
         row("LM median gap (nats/token)", lambda audit: _number(audit["lm_preference"]["median_gap_nats_per_token"])),
     ]
 
@@ -206,11 +200,11 @@ def _wording(audit: dict) -> str:
     accuracy, pairs = (audit["hypothesis_only"] or {}).get("accuracy"), audit["pairs"]
     if accuracy is None:
         return f"Too few pairs ({pairs}) for the bag-of-words test of the wording: it needs {2 * FOLDS}."
-    found = f"a bag-of-words model finds it in {_percent(accuracy)} of {pairs:,} pairs, chance 50 %"
+    found = f"a bag-of-words model finds it in {percent(accuracy)} of {pairs:,} pairs, chance 50 %"
     bar = 0.5 + 1 / np.sqrt(pairs)
     if accuracy > bar:
         return f"The wording gives the contrast away: {found}."
-    return f"No clear sign that the wording gives the contrast away: {found} (chance alone reaches {_percent(bar)} at {pairs:,} pairs)."
+    return f"No clear sign that the wording gives the contrast away: {found} (chance alone reaches {percent(bar)} at {pairs:,} pairs)."
 
 
 def _substitutes(substitutes: dict) -> str:
@@ -221,7 +215,7 @@ def _substitutes(substitutes: dict) -> str:
         return "No contrast brings in a word of its own (deletions only), so no substitute word can give it away."
     if words < needed:
         return f"Too few substitute words ({words:,}) to judge their spread ({targets}, which takes at least {needed} words)."
-    top1, top10 = _percent(substitutes["top1_share"]), _percent(substitutes["top10_share"])
+    top1, top10 = percent(substitutes["top1_share"]), percent(substitutes["top10_share"])
     shares = f"the commonest, '{substitutes['top1']}', is {top1} of them and the ten commonest {top10}"
     if substitutes["top1_share"] <= COMMONEST_AT_MOST and substitutes["top10_share"] <= TOP10_AT_MOST:
         return f"The substitute words are varied: {shares} ({targets})."
@@ -233,7 +227,7 @@ def _fluency(preference: dict) -> str:
     share, pairs = preference["prefers_original"], preference["pairs"]
     low, high = LM_BAND
     band = f"the {100 * low:g}–{100 * high:g} % of Park et al.'s own sets"
-    found = f"a language model prefers the positive in {_percent(share)} of {pairs:,} pairs"
+    found = f"a language model prefers the positive in {percent(share)} of {pairs:,} pairs"
     if low <= share <= high:
         return f"The contrasts read as fluently as real captions: {found}, within {band}."
     side, where, effect = (
@@ -242,161 +236,3 @@ def _fluency(preference: dict) -> str:
     if min(abs(share - high), abs(share - low)) <= 1 / np.sqrt(pairs):
         return f"The contrasts may read {side} fluently than real captions: {found}, {where} {band}, though not clearly at {pairs:,} pairs."
     return f"The contrasts read {side} fluently than real captions, so {effect}: {found}, {where} {band}."
-
-
-def audit_reading(payload: dict) -> list[str]:
-    """:func:`pair_reading` of each split of a :class:`SplitAudit` JSON, each sentence with its split's
-    name, then what readers made of its contrasts where a review says (``mc build --reviewed``)."""
-    from tvrbench.evaluation.review.score import review_line
-
-    return [
-        f"{name}: {sentence}"
-        for name, split in payload["splits"].items()
-        for sentence in [*pair_reading(split["pairs"]), *([review_line(split["review"])] if split.get("review") else [])]
-    ]
-
-
-def review_cell(review: dict | None) -> str:
-    """The reviewed share of a split's contrasts as one cell: share, Wilson interval and sample size."""
-    if not review:
-        return "not reviewed"
-    from tvrbench.evaluation.review.score import share_cell
-
-    return share_cell(review)
-
-
-def audit_tables(payload: dict) -> list[Table]:
-    """One row per figure, one column per split; then the giveaway words, the commonest substitutes and
-    what the figures say."""
-    splits = payload["splits"]
-    audits = [split["pairs"] for split in splits.values()]
-    scorers = list(dict.fromkeys(name for split in splits.values() for name in split["scorers"]))
-    rows = [
-        ["instances", *(f"{split['instances']:,}" for split in splits.values())],
-        *pair_rows(audits),
-        *([["readers accept (blind review)", *(review_cell(split.get("review")) for split in splits.values())]] if _reviewed(splits) else []),
-        *(
-            [f"{name} scorer accuracy (chance 20 %)", *(_percent(split["scorers"].get(name, {}).get("accuracy")) for split in splits.values())]
-            for name in scorers
-        ),
-    ]
-    giveaways = [
-        [f"{entry['word']} {entry['weight']:+.2f}" for entry in (audit["hypothesis_only"] or {}).get("giveaways", {}).get(side, [])]
-        for audit in audits
-        for side in ("contrast", "positive")
-    ]
-    commonest = [[f"{entry['word']} {entry['count']:,}" for entry in audit["substitutes"]["top10"]] for audit in audits]
-    return [
-        Table("Text-only audit: contrast option against positive", ["figure", *splits], rows),
-        Table(
-            "Giveaway words (largest weights, fit on all pairs)",
-            ["rank", *(f"{name}: {side}" for name in splits for side in ("contrast", "positive"))],
-            _ranked(giveaways),
-        ),
-        Table("Commonest substitute words", ["rank", *splits], _ranked(commonest)),
-        Table("Reading", [], [], notes=tuple(audit_reading(payload))),
-    ]
-
-
-def _reviewed(splits: dict) -> bool:
-    return any(split.get("review") for split in splits.values())
-
-
-def _ranked(columns: list[list[str]]) -> list[list[str]]:
-    """Rows ``rank, cell of each column`` (columns of unequal length padded with empty cells)."""
-    return [[str(rank + 1), *(cells[rank] if rank < len(cells) else "" for cells in columns)] for rank in range(max(map(len, columns), default=0))]
-
-
-@dataclass(frozen=True)
-class SplitAudit(TablesOfJson):
-    """The audit of an MC split, and of a reference split beside it; ``splits``: column name → figures."""
-
-    splits: dict[str, dict]
-    signature: Signature
-    tables_of = staticmethod(audit_tables)
-
-    @property
-    def reading(self) -> list[str]:
-        """What the figures say, in plain sentences (:func:`pair_reading`): the audit's last part."""
-        return audit_reading(self.to_json())
-
-    def to_json(self) -> dict:
-        return {"splits": self.splits, "signature": str(self.signature)}
-
-
-def _contrast_pairs(path: Path) -> tuple[list, list[tuple[str, str]]]:
-    """The split's instances and its (positive, contrast) pairs; InputError when no contrast option is known
-    or there are too few pairs for the folds."""
-    from tvrbench.evaluation.mc import saved_contrast_options
-    from tvrbench.io.mc import read_mc
-    from tvrbench.io.sidecars import sidecar_path
-
-    instances = read_mc(path)
-    options = saved_contrast_options(path, len(instances))
-    if options is None:
-        sidecar = sidecar_path(path)
-        why = (
-            f"its sidecar {sidecar.name} names none for these {len(instances)} instances (a Random MC split, or another split's sidecar)"
-            if sidecar.is_file()
-            else f"it has no sidecar {sidecar.name}"
-        )
-        raise InputError(path, f"no contrast option known: {why}; build it with `tvrbench mc build --kind gender|verb|id` or `tvrbench mc import`")
-    pairs = [(instance.positive, instance.endings[option]) for instance, option in zip(instances, options) if option is not None]
-    if len(pairs) < 2 * FOLDS:
-        raise InputError(
-            path, f"{len(pairs)} instance(s) with a contrast option; the {FOLDS}-fold hypothesis-only baseline needs at least {2 * FOLDS}"
-        )
-    return instances, pairs
-
-
-def _column_names(paths: Sequence[Path]) -> list[str]:
-    """The files' names; a reference named as the split says so (the JSON keeps each full path)."""
-    names = [path.name for path in paths]
-    return names if len(set(names)) == len(names) else [names[0], f"{names[1]} (reference)"]
-
-
-def audit_split(
-    mc_path: str | Path,
-    reference: str | Path | None = None,
-    lm: str = AUTO,
-    seed: int = 0,
-    scorers: Sequence[str] = ("blind", "lm"),
-    config: MCConfig = MCConfig(),
-) -> SplitAudit:
-    """The pair-level audit of an MC split's contrast options, plus the accuracy of the text-only MC
-    scorers (``blind`` with no captions: each option's typicality among the instance's options), and
-    the same of ``reference`` beside it. Both splits are checked before any model loads."""
-    from tvrbench.evaluation.mc import SCORERS, blind_scores, lm_scores, mc_outcomes, summarize
-    from tvrbench.generators.records import read_sidecar
-    from tvrbench.io.sidecars import sidecar_path
-    from tvrbench.resources import sentence_model, sentence_model_name
-
-    unknown = sorted(set(scorers) - set(SCORERS))
-    if unknown:
-        raise InputError(None, f"unknown scorer(s) {', '.join(unknown)}; the built-in scorers are {', '.join(SCORERS)}")
-    paths = [Path(mc_path), *([Path(reference)] if reference is not None else [])]
-    read = [_contrast_pairs(path) for path in paths]
-    language_model = load_language_model(lm)
-    model = sentence_model(config.blind_model) if "blind" in scorers else None
-    splits = {}
-    for name, path, (instances, pairs) in zip(_column_names(paths), paths, read):
-        labels = np.array([instance.label for instance in instances])
-        accuracy = {}
-        for scorer in scorers:
-            scores = blind_scores(instances, model)[0] if scorer == "blind" else lm_scores(instances, language_model)
-            accuracy[scorer] = summarize(*mc_outcomes(scores, labels))
-        splits[name] = {
-            "file": str(path),
-            "instances": len(instances),
-            "pairs": audit_pairs([p for p, _ in pairs], [c for _, c in pairs], language_model, seed).to_json(),
-            "scorers": accuracy,
-            **({"review": review} if (review := read_sidecar(path).get("review")) else {}),
-        }
-    sources = {}
-    for role, path in zip(("mc", "reference"), paths):  # the sidecar says which option is the contrast
-        sources[role], sources[f"{role}_sidecar"] = path, sidecar_path(path)
-    fields = {"seed": seed, "folds": FOLDS, "lm": language_model.name, "scorers": list(scorers)}
-    if "blind" in scorers:
-        fields["similarity"] = sentence_model_name(config.blind_model)
-    signature = analysis_signature("mc-audit", sources, fields, ("numpy", "scikit-learn", "sentence-transformers"))
-    return SplitAudit(splits, signature)

@@ -1,4 +1,4 @@
-"""Scoring multiple-choice splits (Park et al. App. D, SPEC §5; built by :mod:`tvrbench.generators.mc`).
+"""Scoring multiple-choice splits (Park et al. App. D, SPEC §5; built by :mod:`tvrbench.mc.build`).
 
 Scoring: an instance is correct when the positive's score is strictly the highest; a tie is the
 positive sharing the highest score. The built-in scorers never see the video: ``blind`` (how well an
@@ -22,9 +22,13 @@ from tvrbench.errors import InputError
 from tvrbench.generators.config import MCConfig
 from tvrbench.generators.records import ContrastRecord, read_contrast_records
 from tvrbench.io.captions import Captions
-from tvrbench.io.mc import N_OPTIONS, MCInstance
+from tvrbench.io.mc import N_OPTIONS, MCInstance, contrast_options_of, read_mc, saved_instances
+from tvrbench.io.scores import open_scores
+from tvrbench.lm.models import load_language_model, mean_logprobs
+from tvrbench.lm.offline import AUTO
+from tvrbench.resources import sentence_model, sentence_model_name
 from tvrbench.results import Table, TablesOfJson, count_or_share
-from tvrbench.signature import Signature
+from tvrbench.signature import Signature, captions_digest, input_digest
 
 SCORERS = ("blind", "lm")  # the built-in text-only scorers
 
@@ -87,8 +91,6 @@ def lm_scores(instances: Sequence[MCInstance], lm) -> np.ndarray:
     """A text-only scorer that reads the options alone: each option's per-token mean log-probability
     under ``lm`` (per token, so a longer caption is not penalised for its length). Above chance, the
     split's negatives read less plausibly than its positives, and fluency alone gives them away."""
-    from tvrbench.generators.lm import mean_logprobs
-
     texts = sorted({t for inst in instances for t in inst.endings})
     means = dict(zip(texts, mean_logprobs(lm, texts)))
     return np.array([[means[t] for t in inst.endings] for inst in instances])
@@ -256,14 +258,10 @@ def score_mc_file(
     """Accuracy, tie rate and subsets of a model's scores (or of a built-in text-only scorer).
 
     ``lm``: the ``lm`` scorer's language model (default ``auto``, as
-    :func:`~tvrbench.generators.lm.load_language_model` resolves it). The sentence model loads only
+    :func:`~tvrbench.lm.models.load_language_model` resolves it). The sentence model loads only
     for the blind scorer and for similarity subsets whose contrasts' records (``contrast_path``) do
     not carry their sentence cosine.
     """
-    from tvrbench.io.mc import read_mc
-    from tvrbench.resources import sentence_model, sentence_model_name
-    from tvrbench.signature import captions_digest, input_digest
-
     if (scores_path is None) == (scorer is None):
         raise InputError(None, f"give exactly one of --scores S.npy and --scorer {'|'.join(SCORERS)}")
     if scorer is not None and scorer not in SCORERS:
@@ -271,14 +269,12 @@ def score_mc_file(
     if lm is not None and scorer != "lm":
         raise InputError(None, "--lm needs --scorer lm: it names the language model that scorer reads the options with")
     instances = read_mc(mc_path)
-    saved_facts = _saved_instances(mc_path, len(instances))  # one read of the sidecar: contrast options and facts
-    contrast_options = _contrast_options(saved_facts)
+    saved_facts = saved_instances(mc_path, len(instances))  # one read of the sidecar: contrast options and facts
+    contrast_options = contrast_options_of(saved_facts)
     records = read_contrast_records(contrast_path) if contrast_path is not None else None  # bad input fails before any model loads
     load_model = functools.cache(lambda: sentence_model(config.blind_model))  # only when used: it is the slowest thing here
     blind_reference, fields, scores_field = None, {}, f"scorer={scorer}"
     if scores_path is not None:
-        from tvrbench.io.scores import open_scores
-
         source = open_scores(scores_path)  # one read: the values and the signature's digest
         if source.shape != (len(instances), N_OPTIONS):
             raise InputError(scores_path, f"has shape {source.shape}; {mc_path} needs ({len(instances)}, {N_OPTIONS}): one score per option")
@@ -287,9 +283,6 @@ def score_mc_file(
         scores, used = blind_scores(instances, load_model(), captions)
         blind_reference = dict(used)
     else:
-        from tvrbench.generators.lm import load_language_model
-        from tvrbench.offline_lms import AUTO
-
         language_model = load_language_model(lm or AUTO)
         scores = lm_scores(instances, language_model)
         fields["lm"] = language_model.name
@@ -301,21 +294,3 @@ def score_mc_file(
         "ties": "strict", "similarity": sentence_model_name(config.blind_model),
     }, ("numpy", "sentence-transformers"))  # fmt: skip
     return MCScore(outcome, signature, blind_reference)
-
-
-def _saved_instances(mc_path: str | Path, n: int) -> list[dict]:
-    """The per-instance entries of the split's sidecar, one per instance ([] when they do not match)."""
-    from tvrbench.generators.records import read_sidecar
-
-    saved = read_sidecar(mc_path).get("instances") or []
-    return saved if len(saved) == n else []
-
-
-def saved_contrast_options(mc_path: str | Path, n: int) -> list[int | None] | None:
-    """Which option is the contrast, from the split's sidecar (None for Random MC or no sidecar)."""
-    return _contrast_options(_saved_instances(mc_path, n))
-
-
-def _contrast_options(saved: list[dict]) -> list[int | None] | None:
-    options = [entry.get("contrast_option") for entry in saved]
-    return options if any(o is not None for o in options) else None
