@@ -49,9 +49,13 @@ def significant(value: float, digits: int) -> float:
 
 def pin_cpu_kernels() -> None:
     """Ask for the contract's kernels, unless the user chose others (then :func:`regime` names them).
-    It takes effect only before torch's first operation: importing tvrbench calls it."""
+    It takes effect only before torch's first operation: importing tvrbench calls it.
+
+    Threads that wait sleep (``OMP_WAIT_POLICY=PASSIVE``): no effect on the bits, but on a busy
+    machine OpenMP's spinning threads burned 2-3.6x the CPU time (docs/performance.md)."""
     os.environ.setdefault("MKL_CBWR", MKL_PIN)
     os.environ.setdefault("ATEN_CPU_CAPABILITY", ATEN_PIN.lower())
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def regime(device: str, dtype: str) -> str:
