@@ -142,3 +142,13 @@ def test_a_caption_of_any_length_is_left_out_or_windowed_within_bounded_memory(t
     if OFFLINE_LMS["gemma3-270m"].installed():
         assert done.stderr.count("longer than 256 tokens is scored on its first 256") == 1, done.stderr
     assert peak < 4, f"peak {peak:.2f} GB"
+
+
+def test_waiting_threads_sleep_unless_the_user_chose_otherwise():
+    """OMP_WAIT_POLICY=PASSIVE from ``import tvrbench`` (docs/performance.md: spinning threads on a
+    busy machine); a value of the user's own is kept."""
+    unset = {key: value for key, value in os.environ.items() if key != "OMP_WAIT_POLICY"}
+    code = "import os, tvrbench; print(os.environ['OMP_WAIT_POLICY'])"
+    for env, expected in (({}, "PASSIVE"), ({"OMP_WAIT_POLICY": "ACTIVE"}, "ACTIVE")):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120, env={**unset, **env})
+        assert done.stdout.strip() == expected, done.stderr
