@@ -9,6 +9,9 @@ included; the figures are read from the files it writes. Measured (issue 13):
   version's sample with my verdicts, which docs/contrast.md cites);
 * still contrasts: coverage of the captions with a spaCy VERB; no record swaps in a WordNet synonym
   of any sense of the original verb; only the verb phrase changes;
+* not given away: the share of records whose new form is rarer on the Web than 10^-6.5 (issue 39:
+  at most 2 %), and how often CMU's trigram, a model the generator never asks, prefers the original
+  (issue 39: 45–60 %);
 * fast: captions per second of the whole command and its peak memory (the child's max RSS);
 * the text-only LM baseline on the Verb MC split built from the contrasts.
 
@@ -72,6 +75,16 @@ def verb_checks(records: list[dict], texts: list[str]) -> dict:
     return {"captions_with_verb": with_verb, "coverage": len(records) / with_verb, "synonym_swaps": synonyms, "edits_outside_the_phrase": outside}
 
 
+def giveaways(records: list[dict]) -> dict:
+    """The share of records showing a form rarer than 10^-6.5 of the Web's words, and the trigram's preference."""
+    from tvrbench.generators.verb.evidence import web_log10
+    from tvrbench.lm.models import load_language_model, preference
+
+    forms = [record["contrast"][slice(*record["edit"][0]["contrast_chars"])].split()[0].lower() for record in records]
+    trigram = preference(load_language_model("ngram"), [r["original"] for r in records], [r["contrast"] for r in records])
+    return {"rare_form_share": float(np.mean([web_log10(form) < -6.5 for form in forms])), "trigram_prefers_original": trigram.prefers_original}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=50, help="pairs written for the blind read")
@@ -100,6 +113,7 @@ def main() -> None:
                   f"peak {run['peak_rss_mb']:.0f} MB); {run['stderr'].splitlines()[-1]}")  # fmt: skip
         verb = results["verb"]
         verb.update(verb_checks(records, texts))
+        verb.update(giveaways(records))
         verb["relations"] = dict(sorted({r["details"]["relation"]: 0 for r in records}.items()))
         for record in records:
             verb["relations"][record["details"]["relation"]] += 1
@@ -113,6 +127,8 @@ def main() -> None:
         print(f"verb: coverage {100 * verb['coverage']:.1f} % of {verb['captions_with_verb']} captions with a verb; "
               f"WordNet synonyms swapped in: {len(verb['synonym_swaps'])}; "
               f"edits outside the verb phrase: {len(verb['edits_outside_the_phrase'])}")  # fmt: skip
+        print(f"verb: forms rarer than 10^-6.5 in {100 * verb['rare_form_share']:.1f} % of records; "
+              f"the CMU trigram prefers the original in {100 * verb['trigram_prefers_original']:.1f} %")  # fmt: skip
 
         mc = work / "verb_mc.tsv"
         cli("mc", "build", "--captions", str(MSRVTT), "--kind", "verb", "--contrast", str(work / "verb.jsonl"), "--out", str(mc))

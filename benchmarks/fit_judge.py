@@ -1,7 +1,7 @@
 """Would a judge fitted to readers' verdicts tell plausible verb contrasts better than the continuation gap?
 
 Every contrast two readers read blind (``results/verb_read.tsv``, and review kits with their verdict
-files, read through ``tvrbench.review``'s own readers, so a verdict file that does not
+files: ``results/review_1k``, ``results/review_39``, read through ``tvrbench.review``'s own readers, so a verdict file that does not
 match its kit is one line naming the file and row) is one example: accepted when both said yes.
 Its features come from the generator's own parts: the continuation gap as ``ReadsAsReal`` computes
 it (the verb's PMI with the words before it where the caption ends with the verb), the whole
@@ -92,8 +92,8 @@ def main() -> None:
     parser.add_argument("--verdicts", type=Path, action="append", default=[], help="Verdict files of the kits, two per kit, in kit order.")
     parser.add_argument("--lm", default="gemma3-270m")
     args = parser.parse_args()
-    kits = args.kit or [RESULTS / "review_1k"]
-    verdicts = args.verdicts or [RESULTS / "review_1k" / "verdicts_a.csv", RESULTS / "review_1k" / "verdicts_b.csv"]
+    kits = args.kit or [RESULTS / "review_1k", RESULTS / "review_39"]
+    verdicts = args.verdicts or [kit / f"verdicts_{reader}.csv" for kit in kits for reader in "ab"]
     per_kit = len(verdicts) // len(kits)
     reads = table_reads(RESULTS / "verb_read.tsv")
     for k, kit in enumerate(kits):

@@ -7,9 +7,14 @@ test_counterfit.py (the counter-fitted vectors, a binary file)."""
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 
 import pytest
 
+from tvrbench.io.atomic import atomic_write
 from tvrbench.io.disk_cache import kept, kept_json
 
 
@@ -80,9 +85,25 @@ def test_a_failed_or_killed_build_leaves_nothing_a_later_run_reads(home):
     with pytest.raises(RuntimeError, match="no resource"):
         kept_json("things", "key", failing)
     assert not any((home / "things").iterdir())
-    (home / "things" / ".key.json.tmp").write_text('{"rows": [9]}')  # a build killed while writing
+    (home / "things" / f".key.json.{socket.gethostname()}-99999999.tmp").write_text('{"rows": [9]}')  # a build killed while writing
     build = counted(BUILT)
     assert kept_json("things", "key", build) == READ and build.calls == 1
+    assert sorted(p.name for p in (home / "things").iterdir()) == ["key.json"]
+
+
+PRINT_BUILT = "print(json.dumps(kept('things', 'key', lambda: json.loads(sys.argv[1]))))"
+
+
+def test_two_processes_building_one_file_at_once_both_get_it(home):
+    """Each writer has its own temporary file: a second process that writes the same cache file while
+    the first is still writing it replaces nothing under the first (both once crashed on the rename)."""
+    with atomic_write(home / "things" / "key.json") as out:
+        out.write(json.dumps(READ))
+        script = "import json, sys\nfrom tvrbench.io.disk_cache import kept_json as kept\n" + PRINT_BUILT
+        environment = {**os.environ, "TVRBENCH_HOME": str(home)}
+        other = subprocess.run([sys.executable, "-c", script, json.dumps(READ)], capture_output=True, text=True, env=environment)
+        assert other.returncode == 0, other.stderr
+    assert json.loads(other.stdout) == READ and json.loads((home / "things" / "key.json").read_text()) == READ
     assert sorted(p.name for p in (home / "things").iterdir()) == ["key.json"]
 
 

@@ -96,3 +96,29 @@ def test_association_is_the_cosine_as_a_z_score_over_common_nouns(fit):
 def test_words_that_are_not_a_clause_s_verb_are_no_targets(nlp, text, word):
     doc = nlp(text)
     assert word not in {doc[t.start].text for t in VerbPhrases(nlp).in_doc(doc)}
+
+
+@pytest.fixture(scope="module")
+def default_fit(fit):
+    """The argument fit as the recipe builds it by default (WordNet's frames, the LM judges the rest)."""
+    return ArgumentFit(fit.lexicon, fit.usage, fit.classes, ArgumentFitConfig())
+
+
+def test_reciprocals_are_persons_and_at_a_person_is_no_place(nlp, fit):
+    frame = first_frame(nlp, fit, "a man and a woman are looking at each other")
+    assert (frame.preposition, frame.preposition_class, frame.of_place) == ("at", PERSON, False)
+    assert first_frame(nlp, fit, "a woman feeds another").object_class == PERSON
+    assert first_frame(nlp, fit, "a man is looking at the screen").of_place
+
+
+@pytest.mark.parametrize(
+    "text, fitting, not_fitting",
+    [
+        ("people perform on the voice", {"sing", "dance"}, {"bet", "operate"}),  # "bet on", "operate on": verbs of their own
+        ("a man is riding on horseback", {"sit"}, {"bet"}),
+        ("people act in a comedy program", {"sing"}, {"write"}),  # "write in" (a vote)
+    ],
+)
+def test_a_verb_is_not_put_where_it_reads_as_another_phrasal_verb(nlp, default_fit, text, fitting, not_fitting):
+    frame = first_frame(nlp, default_fit, text)
+    assert {lemma for lemma in fitting | not_fitting if default_fit.fits(frame, lemma)} == fitting

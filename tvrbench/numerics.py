@@ -4,7 +4,8 @@ depend on, and how they are rounded before anything is decided on them (docs/num
 On the CPU every model runs in float32, with two kernel choices pinned before torch computes
 anything: MKL's strict conditional numerical reproducibility (``MKL_CBWR=AUTO,STRICT``: a matrix
 product's sums do not depend on the thread count) and ATen's AVX2 kernels (``ATEN_CPU_CAPABILITY=avx2``:
-an AVX-512 machine runs the same vector code as an AVX2 one). So on one machine a score is the same
+an AVX-512 machine runs the same vector code as an AVX2 one); oneDNN is not used (its kernels follow
+the oneDNN ISA: :func:`tvrbench.resources.torch_device`). So on one machine a score is the same
 bits whatever the thread count, the oneDNN ISA or the Dask worker. Between CPUs MKL chooses its own
 kernels (measured: at most 2.5e-5 nats a token apart); scores are therefore rounded, and every
 decision is taken on the rounded value the record shows.

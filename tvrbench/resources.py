@@ -197,9 +197,13 @@ def transformers_library():
 
 
 def torch_device(device: str) -> str:
-    """``auto``: the GPU when torch sees one, else the CPU; ``cuda`` without a GPU is refused."""
+    """``auto``: the GPU when torch sees one, else the CPU; ``cuda`` without a GPU is refused. oneDNN
+    is turned off for the models: its kernels follow the oneDNN ISA (under ``ONEDNN_MAX_CPU_ISA=AVX2``
+    an AVX-512 machine's MiniLM embeddings moved by 1.6e-7), MKL's and ATen's are pinned (tvrbench.numerics)."""
     transformers_library()
     import torch
+
+    torch.backends.mkldnn.enabled = False
 
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"

@@ -81,7 +81,7 @@ class ChoiceConfig(Settings):
     the draw's order, and keeps those whose caption reads best (docs/contrast.md)."""
 
     judged_at_once: int = Field(8, ge=1)  # candidates of a target the language model judges in one block
-    judged: int = Field(16, ge=1)  # ... and at most this many in all
+    judged: int = Field(32, ge=1)  # ... and at most this many in all: the second half only for targets the first left without one
     max_behind_best: float = Field(1.0, ge=0.0)  # nats the words after a kept verb may lose against the best judged one
     max_loss: float = Field(1.5, ge=0.0)  # ... and against the original verb
     association_weight: float = Field(1.5, ge=0.0)  # draw weight exp(w · association of the verb with the caption's nouns)

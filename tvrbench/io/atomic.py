@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import shutil
+import socket
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Iterator
 
@@ -27,19 +29,20 @@ def naming(path: str | os.PathLike) -> Iterator[None]:
 
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
-    """Write to ``.NAME.tmp`` beside ``path`` and rename it into place on success.
+    """Write to ``.NAME.HOST-PID.tmp`` beside ``path`` and rename it into place on success.
 
-    The temporary file has a fixed name, so one left by a killed run (no clean-up runs on SIGKILL)
-    is replaced by the next write of the same file instead of staying beside the output for good.
+    The temporary file is the writing process's own, so two processes writing one file at once (two
+    commands filling the same cache, Dask workers on one machine) each rename a whole file into place;
+    the leftovers of this machine's killed writers (no clean-up runs on SIGKILL) are removed by the
+    next write of the same file.
     """
     target = Path(path)
     with naming(target):
         target.parent.mkdir(parents=True, exist_ok=True)
         binary = "b" in mode
-        temporary = target.with_name(f".{target.name}.tmp")
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+        remove_leftovers(target)
+        temporary = target.with_name(f".{target.name}.{socket.gethostname()}-{os.getpid()}.tmp")
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # the umask applies
         try:
             with os.fdopen(handle, mode, encoding=None if binary else encoding, newline=None if binary else "") as out:
                 yield out
@@ -50,6 +53,26 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temporary)
             raise
+
+
+def remove_leftovers(target: Path) -> None:
+    """The temporary files of ``target`` that writers on this machine, no longer running, left behind."""
+    host = socket.gethostname()
+    for leftover in target.parent.glob(f".{glob.escape(target.name)}.{glob.escape(host)}-*.tmp"):
+        pid = leftover.name[len(target.name) + len(host) + 3 : -len(".tmp")]
+        if pid.isdigit() and not running(int(pid)):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)
+
+
+def running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # none, or a number no PID can be
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
 
 
 @contextlib.contextmanager

@@ -47,6 +47,7 @@ _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)*")
 OUTPUT_ROWS = 128  # positions through a causal LM's output layer at once
 MIN_ROWS = 8  # fewest rows of a product: below 4, MKL takes other kernels
 MAX_TOKENS = 256  # a text's tokens a causal LM scores (MSR-VTT's longest caption has about 40)
+LEFT_CONTEXTS = 64  # left contexts whose states a causal LM keeps (a target's blocks of fills share one)
 
 
 class LanguageModel(Protocol):
@@ -222,6 +223,7 @@ class CausalLM:
         self.batch_size = batch_size
         self.cache: dict[str, np.ndarray] = {}
         self.cache_limit = cache_limit
+        self.lefts: dict[tuple[int, ...], tuple] = {}  # the last LEFT_CONTEXTS left contexts: states, cache, log-probabilities
         self.windowed = 0  # texts scored on their first MAX_TOKENS tokens
 
     @functools.cached_property
@@ -279,6 +281,7 @@ class CausalLM:
     def clear_cache(self) -> None:
         """Scores never depend on their batch (no padding ever enters one); this only frees memory."""
         self.cache.clear()
+        self.lefts.clear()
 
     def span_logprobs(self, left: str, fills: Sequence[str], right: str) -> list[SpanLogprobs]:
         """The left context is run once and its key-value cache shared by every fill; a fill's text
@@ -288,15 +291,23 @@ class CausalLM:
 
         head = left.rstrip()
         prefix = self._window(self.start + self.ids(head))
-        hidden, cache = self._prefix(prefix)
+        known = self.lefts.get(tuple(prefix))  # the same bits as running it again: a state never depends on its batch
+        hidden, cache = known[:2] if known else self._prefix(prefix)
         rows, cuts = [], []
         for fill in fills:
             text = left[len(head) :] + fill
             encoded = self.tokenizer(text + right, add_special_tokens=False, return_offsets_mapping=True)
             rows.append(self._window(encoded["input_ids"], len(prefix)))
             cuts.append(sum(end <= len(text) for _, end in encoded["offset_mapping"]))
-        left_tokens = torch.tensor(prefix[1:], dtype=torch.long, device=hidden.device)
-        left_logprobs, *scored = self._logprobs([(hidden[:-1], left_tokens), *self._states(rows, (cache, hidden[-1:]))])
+        states = self._states(rows, (cache, hidden[-1:]))
+        if known:
+            left_logprobs, scored = known[2], self._logprobs(states)
+        else:
+            left_tokens = torch.tensor(prefix[1:], dtype=torch.long, device=hidden.device)
+            left_logprobs, *scored = self._logprobs([(hidden[:-1], left_tokens), *states])
+            if len(self.lefts) >= LEFT_CONTEXTS:
+                del self.lefts[next(iter(self.lefts))]
+            self.lefts[tuple(prefix)] = (hidden, cache, left_logprobs)
         return [SpanLogprobs(left_logprobs, logprobs[:cut], logprobs[cut:]) for logprobs, cut in zip(scored, cuts)]
 
     def next_words(self, lefts: Sequence[str], top: int) -> list[list[str]]:

@@ -25,7 +25,7 @@ from tvrbench.io.disk_cache import kept_json
 from tvrbench.resources import wordnet, wordnet_fingerprint
 from tvrbench.signature import text_digest
 
-VERSION = "verb-usage-v9"  # bump when what is stored changes
+VERSION = "verb-usage-v10"  # bump when what is stored changes
 BIGRAM_WORDS = DIRECTIONS | TOPICAL | {"to", "with", "at", "for", "on", "from", "into", "how"}  # verbs before these join the pool
 
 

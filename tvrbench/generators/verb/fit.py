@@ -17,18 +17,7 @@ import numpy as np
 from tvrbench.generators.base import Candidate, Check
 from tvrbench.generators.config import ArgumentFitConfig
 from tvrbench.generators.verb.evidence import Association, Usage, bigram_counts, verb_forms, verbs_before
-from tvrbench.generators.verb.frames import (
-    ANIMAL,
-    DIRECTIONS,
-    FREE_PREPOSITIONS,
-    GENERIC_OBJECTS,
-    PERSON,
-    TOPICAL,
-    VEHICLE,
-    Frame,
-    NounClasses,
-    frame_of,
-)
+from tvrbench.generators.verb.frames import ANIMAL, DIRECTIONS, GENERIC_OBJECTS, PERSON, TOPICAL, VEHICLE, Frame, NounClasses, frame_of
 from tvrbench.generators.verb.lexicon import VerbLexicon
 
 # Somebody / something frames of WordNet (nltk: Lemma.frame_ids); see wordnet.princeton.edu "wninput(5WN)".
@@ -56,8 +45,11 @@ class ArgumentFit:
       one of place or a particle completes it ("worries about the test"); an object: a transitive frame ("Somebody ----s somebody" for
       a person), and the verb seen with that noun, the Web bigram "verb noun", or an association at
       least ``min_association`` with a class the verb takes ("cooks the rice", not "wears the rice");
-    * a preposition of place or time fits any verb; one of direction, a verb of motion; any other
-      ("talking *about*", "looks *at*") needs evidence: a usage table or the Web bigram;
+    * a preposition of place or time fits any verb (not "at" a person: "smiles *at* each other"); one
+      of direction, a verb of motion; any other ("talking *about*", "looks *at*") needs evidence: a
+      usage table or the Web bigram;
+    * a verb that makes one of WordNet's phrasal verbs with the word after it is read as that verb
+      ("*bets on* the voice", "*logs in*"): only where the original does too;
     * a clausal complement needs its frame ("Somebody ----s to INFINITIVE") or the Web bigram "verb
       how"; a verb whose first sense takes one ("continue", "try") cannot replace a verb without.
 
@@ -90,6 +82,7 @@ class ArgumentFit:
             self.subject_fits(frame, lemma, head, frames, files)
             and self.object_fits(frame, lemma, head, frames)
             and self.preposition_fits(frame, lemma, head, files)
+            and self.not_phrasal(frame, lemma)
             and self.complement_fits(frame.complement, lemma, head)
             and (frame.particle is None or self.lexicon.known(f"{lemma}_{frame.particle}") or self.seen_before(head, frame.particle))
         )
@@ -126,7 +119,7 @@ class ArgumentFit:
             if frame.complement is not None:
                 return True
             # "worries about ...", "gives up": not alone; a place ("sleeps in the room") completes nothing
-            completed = frame.particle is not None or (frame.preposition is not None and frame.preposition not in FREE_PREPOSITIONS)
+            completed = frame.particle is not None or (frame.preposition is not None and not frame.of_place)
             return bool(frames & INTRANSITIVE) and (completed or self.used_alone(lemma))
         if not frames & TRANSITIVE:
             return False
@@ -157,7 +150,7 @@ class ArgumentFit:
         bigram, or a verb of motion before a direction) and going with its noun ("sitting on the
         chair", not "driving on the chair")."""
         preposition = frame.preposition
-        if preposition is None or preposition in FREE_PREPOSITIONS:
+        if preposition is None or frame.of_place:
             return True
         if self.config.evidence == "frames":
             return bool(files & TOPIC_VERBS) if preposition in TOPICAL else preposition not in DIRECTIONS or "verb.motion" in files
@@ -172,6 +165,13 @@ class ArgumentFit:
             return bool(files & TOPIC_VERBS)
         noun = frame.preposition_noun
         return noun is None or noun in GENERIC_OBJECTS or self.goes_with(head, noun)
+
+    def not_phrasal(self, frame: Frame, lemma: str) -> bool:
+        """Whether the verb stays itself before the word after it: "bet on", "log in" and "carry on" are
+        WordNet verbs of their own, which a reader takes them for ("people *bet on* the voice")."""
+        if frame.preposition is None or "_" in lemma or not self.lexicon.known(f"{lemma}_{frame.preposition}"):
+            return True
+        return frame.verb is not None and self.lexicon.known(f"{frame.verb}_{frame.preposition}")
 
     def complement_fits(self, complement: str | None, lemma: str, head: str) -> bool:
         if complement is None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 PERSON, ANIMAL, VEHICLE = "noun.person", "noun.animal", "vehicle"
 PERSON_PRONOUNS = frozenset({
     "i", "me", "you", "he", "him", "she", "her", "we", "us", "they", "them", "someone", "somebody", "everyone", "everybody",
-    "anyone", "anybody", "who", "people", "himself", "herself", "themselves", "myself", "yourself",
+    "anyone", "anybody", "who", "people", "himself", "herself", "themselves", "myself", "yourself", "another",
 })  # fmt: skip
 GENERIC_OBJECTS = frozenset({"something", "it", "one", "thing", "this", "that", "what", "stuff", "everything", "anything"})
 # "a group of cars", "a herd of cows": the class is the "of" noun's.
@@ -35,7 +35,7 @@ class Frame:
     lemma and class (None: no object; a class of None: "something", "it"), the preposition or
     particle right after it, and its clausal complement ("to" infinitive, "ing", "that" clause, "wh":
     "how to ..."). The preposition's noun and its class are kept: "talking to *a man*", "sitting on *the chair*";
-    and a particle the edit keeps further on ("puts his phone *down*")."""
+    and a particle the edit keeps further on ("puts his phone *down*"), and the original verb's lemma."""
 
     subject: str | None
     subject_noun: str | None = None
@@ -46,6 +46,12 @@ class Frame:
     preposition_class: str | None = None
     complement: str | None = None
     particle: str | None = None
+    verb: str | None = None
+
+    @property
+    def of_place(self) -> bool:
+        """The preposition adds a place or a time ("dancing *in* the kitchen"), not a person it addresses."""
+        return self.preposition in FREE_PREPOSITIONS and self.preposition_class != PERSON
 
 
 class NounClasses:
@@ -65,7 +71,8 @@ class NounClasses:
             inner = next((grand for child in token.children if child.lower_ == "of" for grand in child.children if grand.dep_ == "pobj"), None)
             if inner is not None:
                 return self.of(inner)
-        if token.pos_ == "PROPN" or lemma in PERSON_PRONOUNS or token.lower_ in PERSON_PRONOUNS:
+        reciprocal = lemma == "other" and any(child.lower_ == "each" for child in token.children)  # "each other"
+        if token.pos_ == "PROPN" or lemma in PERSON_PRONOUNS or token.lower_ in PERSON_PRONOUNS or reciprocal:
             return PERSON, "person"
         if token.pos_ == "PRON" or lemma in GENERIC_OBJECTS:
             return None, lemma
@@ -120,4 +127,5 @@ def frame_of(verb, end: int, classes: NounClasses) -> Frame:
     object_class, object_lemma = classes.of(obj)
     noun_class, noun_lemma = classes.of(noun)
     particle = next((child.lower_ for child in verb.children if child.dep_ == "prt" and child.i >= end and child.i != end), None)
-    return Frame(subject_class, subject, object_lemma, object_class, preposition, noun_lemma, noun_class, complement_of(verb), particle)
+    fields = (subject_class, subject, object_lemma, object_class, preposition, noun_lemma, noun_class, complement_of(verb), particle)
+    return Frame(*fields, verb.lemma_.lower())
