@@ -66,12 +66,13 @@ def remove_leftovers(target: Path) -> None:
 
 
 def running(pid: int) -> bool:
+    """Whether a process with this id runs on this machine (another user's counts)."""
     try:
         os.kill(pid, 0)
     except (ProcessLookupError, OverflowError):  # none, or a number no PID can be
         return False
     except PermissionError:  # another user's
-        return True
+        pass
     return True
 
 

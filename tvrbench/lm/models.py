@@ -291,7 +291,8 @@ class CausalLM:
 
         head = left.rstrip()
         prefix = self._window(self.start + self.ids(head))
-        known = self.lefts.get(tuple(prefix))  # the same bits as running it again: a state never depends on its batch
+        key = tuple(prefix)
+        known = self.lefts.get(key)  # the same bits as running it again: a state never depends on its batch
         hidden, cache = known[:2] if known else self._prefix(prefix)
         rows, cuts = [], []
         for fill in fills:
@@ -307,7 +308,7 @@ class CausalLM:
             left_logprobs, *scored = self._logprobs([(hidden[:-1], left_tokens), *states])
             if len(self.lefts) >= LEFT_CONTEXTS:
                 del self.lefts[next(iter(self.lefts))]
-            self.lefts[tuple(prefix)] = (hidden, cache, left_logprobs)
+            self.lefts[key] = (hidden, cache, left_logprobs)
         return [SpanLogprobs(left_logprobs, logprobs[:cut], logprobs[cut:]) for logprobs, cut in zip(scored, cuts)]
 
     def next_words(self, lefts: Sequence[str], top: int) -> list[list[str]]:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from tvrbench.errors import InputError, MissingResource
 from tvrbench.home import cache_dir
+from tvrbench.io.atomic import running
 from tvrbench.io.disk_cache import kept_json
 from tvrbench.resources import transformers_library
 from tvrbench.signature import file_digest, package_version, text_digest
@@ -249,9 +250,6 @@ def convert(gguf: Path, out: Path) -> None:
 def _remove_abandoned(root: Path) -> None:
     """Staging folders of conversions whose process is gone (killed)."""
     for staging in root.glob(".*.partial-*"):
-        try:
-            os.kill(int(staging.name.rpartition("-")[2]), 0)
-        except ProcessLookupError:
+        pid = staging.name.rpartition("-")[2]
+        if pid.isdigit() and not running(int(pid)):
             shutil.rmtree(staging, ignore_errors=True)
-        except (ValueError, PermissionError):
-            continue
