@@ -209,9 +209,9 @@ def test_a_chunk_does_not_depend_on_the_chunks_before_it(offline_run, nlp, chunk
     the bit whether an earlier chunk of the same search held the same captions or not (without clearing,
     a repeated caption's scores would come from the earlier chunk)."""
     from tvrbench.generators.verb.evidence import wordnet_usage
-    from tvrbench.generators.verb.filters import Embeddings, MeaningChanged
+    from tvrbench.generators.verb.filters import MeaningChanged, ReadsAsReal
+    from tvrbench.generators.verb.measures import Embeddings
     from tvrbench.generators.verb.pool import CaptionVerbs
-    from tvrbench.generators.verb.selection import ReadsAsReal
 
     class Recorded(Embeddings):
         def __init__(self, model):
@@ -253,21 +253,24 @@ def test_only_fitting_candidates_are_drawn_in_a_seeded_order(nlp):
     """Only candidates whose verb fits the original's frame pass the argument-fit constraint (soup is eaten,
     not worn), each scored with the fit's strength, which weighs the draw; the draw among them is
     decided by the caption's seed alone."""
-    from tvrbench.generators.config import ArgumentFitConfig, WordNetGeneratorConfig
-    from tvrbench.generators.verb.choice import SeededDraw
+    from tvrbench.generators.config import ArgumentFitConfig
+    from tvrbench.generators.verb.constraints import FitsFrame
     from tvrbench.generators.verb.evidence import wordnet_usage
-    from tvrbench.generators.verb.fit import ArgumentFit, FitsFrame
+    from tvrbench.generators.verb.fit import ArgumentFit, FrameFits
     from tvrbench.generators.verb.frames import frame_of
     from tvrbench.generators.verb.lexicon import LexiconSettings, verb_lexicon
-    from tvrbench.generators.verb.pool import CaptionVerbs, WordNetVerbs, new_lemma
+    from tvrbench.generators.verb.pool import CaptionVerbs, VerbPool, new_lemma
+    from tvrbench.generators.verb.ranker import SeededDraw
+    from tvrbench.generators.verb.sources import ListedVerbs, WordNetRelation
 
     classes, usage = wordnet_usage()
     captions = ["a man eats a pot of rice", "a chef serves the soup", "a girl tastes the sauce", "a girl wears a jacket", "a boy rides a horse"]
     collection = CaptionVerbs(nlp.pipe(captions), classes)
     lexicon = verb_lexicon(LexiconSettings(5, 100, 1))
-    pool = WordNetVerbs(WordNetGeneratorConfig(), lexicon, collection.common(1, 300))
+    pool = VerbPool([WordNetRelation("antonym", lexicon.antonyms), ListedVerbs("captions", collection.common(1, 300))], lexicon)
     fit = ArgumentFit(lexicon, usage.merged(collection.usage), classes, ArgumentFitConfig(evidence="seen"))
-    search = ContrastSearch("verb", VerbPhrases(nlp), pool, [FitsFrame(fit, classes, new_lemma)], SeededDraw({}, new_lemma, 1.5, 1.0))
+    frame_fits = FrameFits(fit, classes, new_lemma)
+    search = ContrastSearch("verb", VerbPhrases(nlp), pool, [FitsFrame(frame_fits)], SeededDraw({}, new_lemma, ChoiceConfig(), frame_fits.strengths))
     doc = nlp("a woman is cooking the soup in the kitchen")
     item = CaptionItem(0, "c0", "v0", doc.text, doc)
     (target,) = VerbPhrases(nlp).find(item)
@@ -300,7 +303,8 @@ def test_the_language_model_judges_candidates_as_a_plain_loop_does(nlp):
     ``max_behind_best`` nats less likely than after the best judged verb, and at most ``max_loss`` less
     than after the original, pass; a caption that ends with its verb compares the verbs' PMI with the
     words before them. Oracle: the n-gram's whole-sentence token scores, summed by hand."""
-    from tvrbench.generators.verb.selection import ReadsAsReal, SpanScores
+    from tvrbench.generators.verb.filters import ReadsAsReal
+    from tvrbench.generators.verb.measures import SpanScores
     from tvrbench.lm.models import load_language_model, words
 
     lm, choice = load_language_model("ngram"), ChoiceConfig()
@@ -313,7 +317,7 @@ def test_the_language_model_judges_candidates_as_a_plain_loop_does(nlp):
         request = Request(item, target, [target], None)
         candidates += [Candidate(request, (Replacement(span.token_start, span.token_end, span.char_start, span.char_end, span.original, fill),))
                        for fill in fills]  # fmt: skip
-    checks = ReadsAsReal(SpanScores(lm), choice.max_behind_best, choice.max_loss).check(candidates)
+    checks = ReadsAsReal(SpanScores(lm), choice).check(candidates)
 
     def logprob(sentence: str, start: int, end: int | None = None) -> float:
         return float(lm.token_logprobs([sentence])[0][start:end].sum())
@@ -378,8 +382,9 @@ def test_each_record_s_verb_fits_by_the_evidence_it_was_chosen_by(offline_run, n
 def test_wordnet_candidates_do_not_depend_on_python_hash_order(tmp_path):
     """The verb lexicon is built from NLTK's sets; the candidates must not follow their iteration order."""
     code = ("from tvrbench.generators.verb.lexicon import LexiconSettings, verb_lexicon; "
-            "from tvrbench.generators.config import WordNetGeneratorConfig; from tvrbench.generators.verb.pool import WordNetVerbs; "
-            "w = WordNetVerbs(WordNetGeneratorConfig(), verb_lexicon(LexiconSettings(5, 100, 1))); "
+            "from tvrbench.generators.verb.pool import VerbPool; from tvrbench.generators.verb.sources import WordNetRelation as R; "
+            "lexicon = verb_lexicon(LexiconSettings(5, 100, 1)); "
+            "w = VerbPool([R('antonym', lexicon.antonyms), R('sister', lexicon.sisters)], lexicon); "
             "print([w.alternatives(v, v) for v in ('give', 'talk', 'walk', 'play', 'open')])")  # fmt: skip
     outputs = {
         subprocess.run(
@@ -435,9 +440,9 @@ def test_the_lm_relation_proposes_the_verbs_a_language_model_expects_in_the_orig
     keeps its own relation, and without ``lm`` the model proposes nothing."""
     import functools
 
-    from tvrbench.generators.config import WordNetGeneratorConfig
     from tvrbench.generators.verb.lexicon import LexiconSettings, verb_lexicon
-    from tvrbench.generators.verb.pool import WordNetVerbs
+    from tvrbench.generators.verb.pool import VerbPool
+    from tvrbench.generators.verb.sources import ExpectedVerbs, WordNetRelation
     from tvrbench.lm.models import CausalLM
 
     folder, _ = tiny_models
@@ -450,7 +455,10 @@ def test_the_lm_relation_proposes_the_verbs_a_language_model_expects_in_the_orig
     assert {"man", "is", "playing"} & set(expected)  # words the rule must turn down are among those offered
 
     def proposed(relations):
-        pool = WordNetVerbs(WordNetGeneratorConfig(relations=relations), lexicon, next_words=functools.partial(lm.next_words, top=20))
+        sources = {"antonym": WordNetRelation("antonym", lexicon.antonyms), "sister": WordNetRelation("sister", lexicon.sisters),
+                   "domain": WordNetRelation("domain", lexicon.domain_verbs),
+                   "lm": ExpectedVerbs(functools.partial(lm.next_words, top=20), lexicon)}  # fmt: skip
+        pool = VerbPool([sources[relation] for relation in relations], lexicon)
         (found,) = pool.generate([Request(item, target, [target], None)])
         return {c.details["new_lemma"]: (c.details["relation"], c.replacements[0].replacement) for c in found}
 
@@ -533,10 +541,12 @@ def test_t5_and_causal_lm_path_end_to_end(tiny_models, tmp_path, capsys):
     stderr = capsys.readouterr().err
     assert code == 0, stderr
     assert [line for line in stderr.splitlines() if line.startswith("not resuming")] == [
-        f"not resuming {out}.partial: its records were made with another settings, generator, preset; starting over"
-    ]
+        f"not resuming {out}.partial: its records were made with another settings, generator, constraints, filters, preset; starting over"
+    ]  # the preset's thresholds are the parts' own settings, named beside each part
     rerun = json.loads(Path(f"{out}.json").read_text())
     assert "preset:park2022" in rerun["signature"] and f"generator:t5={folder / 't5'}:" in rerun["signature"]
+    assert "verb-changed(verb_cosine_max=0.4)" in rerun["signature"] and "perplexity(ppl_diff_max=10.0)" in rerun["signature"]
+    assert "(num_beams=8,num_candidates=8)|lm:" in rerun["signature"]  # T5's own settings, beside its name
     assert "planted" not in json.dumps(rerun["counts"])
 
 
@@ -581,8 +591,8 @@ def test_the_form_a_contrast_shows_must_be_one_people_write(nlp):
     whatever the Web says; the score is the form's log10 share of the Web's words, as wordsegment counts."""
     import wordsegment
 
+    from tvrbench.generators.verb.constraints import FormFrequency
     from tvrbench.generators.verb.evidence import WEB_WORDS
-    from tvrbench.generators.verb.filters import FormFrequency
 
     doc = nlp("a man is talking about the game")
     item = CaptionItem(0, "c0", "v0", doc.text, doc)
@@ -592,7 +602,7 @@ def test_the_form_a_contrast_shows_must_be_one_people_write(nlp):
     fills = ["rumoring", "chatting", "garaging"]
     at = (span.token_start, span.token_end, span.char_start, span.char_end, span.original)
     candidates = [Candidate(request, (Replacement(*at, fill),)) for fill in fills]
-    checks = FormFrequency(frozenset({"garaging"}), -6.5).check(candidates)
+    checks = FormFrequency(frozenset({"garaging"}), FrequencyConfig(min_form_log10=-6.5)).check(candidates)
     assert [c.passed for c in checks] == [False, True, True]  # garaging: the captions write it
     assert checks[0].score is None and checks[0].extra == {"form": "rumoring"}  # not among the Web's 333,333 commonest words
     wordsegment.load()

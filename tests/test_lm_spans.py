@@ -12,7 +12,7 @@ from tiny_models import build_tiny_models
 
 from tvrbench.generators.base import Candidate, CaptionItem, Request, Target
 from tvrbench.generators.records import Replacement
-from tvrbench.generators.verb.selection import SpanScores
+from tvrbench.generators.verb.measures import SpanScores
 from tvrbench.lm.models import CausalLM, load_language_model, words
 
 torch = pytest.importorskip("torch")

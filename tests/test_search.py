@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 
 from tvrbench.generators.base import AsGiven, Candidate, CaptionItem, Check, ContrastSearch, Request, SeededShuffle, Target, replace_tokens
-from tvrbench.generators.config import GenderConfig, VerbConfig
-from tvrbench.generators.core import ContrastGenerator, SubstituteCap, changed_settings, contrast_signature
+from tvrbench.generators.config import ChoiceConfig, GenderConfig, VerbConfig
+from tvrbench.generators.core import ContrastGenerator, changed_settings, contrast_signature
 from tvrbench.generators.records import ContrastRecord
-from tvrbench.generators.verb.choice import SeededDraw
+from tvrbench.generators.set_policy import SubstituteCap
 from tvrbench.generators.verb.pool import new_lemma
+from tvrbench.generators.verb.ranker import SeededDraw
 from tvrbench.io.captions import Captions
 
 
@@ -185,7 +186,7 @@ def drawn(weights: dict[str, float], seed: int) -> list[str]:
     item = items(["a xcat"])[0]
     request = Request(item, Marked().find(item)[0], [], np.random.default_rng(seed))
     candidates = [Candidate(request, (), {"new_lemma": lemma}) for lemma in weights]
-    ranker = SeededDraw({lemma: math.log(w) for lemma, w in weights.items()}, new_lemma, association_weight=1.5, spread=1.0)
+    ranker = SeededDraw({lemma: math.log(w) for lemma, w in weights.items()}, new_lemma, ChoiceConfig())
     return [c.details["new_lemma"] for c in ranker.order(request, candidates)]
 
 
@@ -200,12 +201,10 @@ def test_the_draw_is_seeded_and_follows_its_weights():
         assert abs(firsts[lemma] / 4000 - share) < 4 * math.sqrt(share * (1 - share) / 4000), (lemma, firsts)
     item = items(["a xcat"])[0]
     request = Request(item, Marked().find(item)[0], [], np.random.default_rng(0))
-    fitted = [
-        Candidate(request, (), {"new_lemma": lemma}, {"argument-fit": {"passed": True, "score": score}})
-        for lemma, score in [("cut", 2.0), ("dig", None)]
-    ]
-    ranker = SeededDraw({"cut": 0.5}, new_lemma, association_weight=1.5, spread=2.0)
-    np.testing.assert_allclose(ranker.log_weights(fitted), [1.5 * 2.0 + 2.0 * 0.5, 0.0])  # no fit score, no prior: weight 1
+    fitted = [Candidate(request, (), {"new_lemma": lemma}) for lemma in ("cut", "dig")]
+    ranker = SeededDraw({"cut": 0.5}, new_lemma, ChoiceConfig(spread=2.0), association=lambda candidates: [2.0, 0.0])
+    np.testing.assert_allclose(ranker.log_weights(fitted), [1.5 * 2.0 + 2.0 * 0.5, 0.0])  # no association, no prior: weight 1
+    assert ranker.changed == "spread=2.0" and SeededDraw({}, new_lemma, ChoiceConfig()).log_weights(fitted).tolist() == [0.0, 0.0]
 
 
 # --------------------------------------------------------------------------- the set's cap

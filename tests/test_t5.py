@@ -218,19 +218,19 @@ def candidate_of(doc, start: int, end: int, words: str, **details) -> Candidate:
 
 def meaning_verdicts(nlp, candidates, config: VerbConfig):
     """Park et al.'s meaning rule as the verb search applies it: the verbs' cosine (a constraint, on every
-    candidate), then the sentences' (a filter, on those that passed it); the verdict is both."""
-    from tvrbench.generators.verb import filters
+    candidate), then the rule whole (a filter); each alone gives its own half of the verdict."""
+    from tvrbench.generators.verb.constraints import VerbChanged
     from tvrbench.generators.verb.counterfit import verb_vectors
+    from tvrbench.generators.verb.filters import MeaningChanged
     from tvrbench.generators.verb.lexicon import LexiconSettings, verb_lexicon
+    from tvrbench.generators.verb.measures import CandidateParses, Embeddings, VerbChanges
     from tvrbench.resources import sentence_model
 
-    parses = filters.CandidateParses(nlp)
-    lexicon = verb_lexicon(LexiconSettings.of(VerbConfig().wordnet))
-    changed = filters.VerbChanged(parses, verb_vectors(), lexicon, config.meaning).check(candidates)
-    for candidate, check in zip(candidates, changed):
-        candidate.checks["verb-changed"] = check.to_json()
-    meaning = filters.MeaningChanged(parses, filters.Embeddings(sentence_model()), config.meaning).check(candidates)
-    return [(verb.passed and sentence.passed, sentence) for verb, sentence in zip(changed, meaning)]
+    changes = VerbChanges(CandidateParses(nlp), verb_vectors(), verb_lexicon(LexiconSettings.of(VerbConfig().wordnet)))
+    changed = VerbChanged(changes, config.meaning).check(candidates)
+    meaning = MeaningChanged(changes, Embeddings(sentence_model()), config.meaning).check(candidates)
+    assert all(sentence.passed <= verb.passed for verb, sentence in zip(changed, meaning))  # the rule whole, without the constraint's verdict
+    return [(sentence.passed, sentence) for sentence in meaning]
 
 
 def test_park2022_preset_is_the_papers_and_is_stricter_than_ours(nlp):
@@ -258,18 +258,19 @@ def test_park2022_preset_is_the_papers_and_is_stricter_than_ours(nlp):
 
 def test_a_fill_without_a_verb_fails_has_verb_and_nothing_else(nlp):
     """A fill with no verb fails has-verb alone: frequency and the meaning rule (both halves) have nothing to judge and pass it."""
-    from tvrbench.generators.verb import filters
-    from tvrbench.generators.verb.filters import TrainingFrequency
+    from tvrbench.generators.verb.constraints import VerbFrequency
+    from tvrbench.generators.verb.filters import HasVerb
+    from tvrbench.generators.verb.measures import CandidateParses, TrainingFrequency
 
     doc = nlp("a man is smiling while playing a guitar")
     verbless, verb = candidate_of(doc, 5, 6, "on"), candidate_of(doc, 5, 6, "tuning")
-    parses = filters.CandidateParses(nlp)
+    parses = CandidateParses(nlp)
     assert parses.new_verbs([verbless, verb]) == [[], ["tune"]]  # not the caption's "smile"
-    has_verb = filters.HasVerb(parses).check([verbless, verb])
+    has_verb = HasVerb(parses).check([verbless, verb])
     assert [c.passed for c in has_verb] == [False, True]
     from collections import Counter
 
-    frequency = filters.VerbFrequency(parses, TrainingFrequency(Counter({"smile": 100}), 30)).check([verbless, verb])
+    frequency = VerbFrequency(parses, TrainingFrequency(Counter({"smile": 100}), 30)).check([verbless, verb])
     assert frequency[0].passed and frequency[0].score is None and not frequency[1].passed  # "tune" is rare here, "smile" not read
     ((passed, meaning),) = meaning_verdicts(nlp, [verbless], VerbConfig())
     assert passed and meaning.extra["verb_cosine"] is None and meaning.extra["sentence_cosine"] is None

@@ -16,13 +16,14 @@
   survivors with those weights, so filters are only evaluated until one passes.
 
 What a whole set must satisfy (no substitute in more than a share of the records) is the generator's
-set policy (:class:`~tvrbench.generators.core.SubstituteCap`). A new contrast kind is a finder and a
+set policy (:class:`~tvrbench.generators.set_policy.SubstituteCap`). A new contrast kind is a finder and a
 source (and constraints, filters and a ranker if needed), put together in one recipe by a
 :class:`~tvrbench.generators.core.ContrastGenerator`; nothing else changes.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import zlib
 from collections import Counter
@@ -158,6 +159,36 @@ class AsGiven:
         return candidates
 
 
+class SetPolicy(Protocol):
+    """What a whole set must satisfy: given a :class:`~tvrbench.generators.core.Job` and every chunk's
+    records, the outcomes of the captions it searched again (:mod:`tvrbench.generators.set_policy`)."""
+
+    name: str
+
+    def apply(self, job, items: Sequence[CaptionItem], records: dict[int, ContrastRecord | None]) -> dict[int, "Outcome"]: ...
+
+
+def setting_text(value) -> str:
+    """A setting as a signature writes it: a list joined by ``+``."""
+    return "+".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def changed_fields(settings, fields: Sequence[str] | None = None) -> str:
+    """Those of ``fields`` (all when None) of a settings object that differ from their defaults, as
+    ``max_loss=2,max_behind_best=0.5``: what a part adds to its name in the signature."""
+    defaults = type(settings)()
+    names = fields if fields is not None else type(settings).model_fields
+    return ",".join(f"{name}={setting_text(getattr(settings, name))}" for name in names if getattr(settings, name) != getattr(defaults, name))
+
+
+def described(part) -> str:
+    """A part as the signature names it, as ir_measures names a measure: its name, and in brackets its
+    settings that differ from their defaults (``reads-as-real(max_loss=2)``). The record's checks are
+    keyed by the name alone, which readers of records look up."""
+    changed = getattr(part, "changed", "")
+    return f"{part.name}({changed})" if changed else part.name
+
+
 def by_target(candidates: Sequence[Candidate]) -> dict[tuple[int, int], list[int]]:
     """Positions of ``candidates`` grouped by their caption and target, in order: the batches a model
     scores, so its results for a caption depend on that caption alone."""
@@ -248,9 +279,12 @@ class ContrastSearch:
         self.eligible_lists: dict[tuple, tuple[list[Candidate], Counter]] = {}
 
     def with_constraint(self, constraint: Constraint) -> "ContrastSearch":
-        """The same search with one more constraint, checked first (a set's over-used substitutes)."""
-        return ContrastSearch(self.kind, self.finder, self.source, [constraint, *self.constraints], self.ranker, self.filters,
-                              self.seed, self.target_order, self.block, self.max_block, self.max_tried)  # fmt: skip
+        """The same search with one more constraint, checked first (a set's over-used substitutes), and
+        its own eligible lists."""
+        search = copy.copy(self)
+        search.constraints = [constraint, *self.constraints]
+        search.eligible_lists = {}
+        return search
 
     def eligible(self, requests: Sequence[Request]) -> list[tuple[list[Candidate], Counter]]:
         """Each request's candidates that pass every constraint, and how many each constraint turned

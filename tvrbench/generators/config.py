@@ -49,6 +49,10 @@ class PersonIdConfig(Settings):
     lm: str = "auto"  # measures how plausible the contrasts read: auto is gemma3-270m, else smollm2, else ngram (lm/models.py)
 
 
+# The names of the verb recipe's candidate sources (``generator``) and of the offline pool's sources
+# (``wordnet.relations``): what a settings file may say; the recipe maps each to the part it builds
+# (tvrbench/generators/verb/recipe.py: GENERATORS, RELATIONS).
+Generator = Literal["wordnet", "t5"]
 Relation = Literal["antonym", "sister", "domain", "captions", "frequent", "attested", "lm"]
 
 
@@ -146,7 +150,7 @@ class VerbConfig(Settings):
     seed: Seed = 0
     device: Device = Field("auto", exclude=True)
     spacy_model: str = "en_core_web_sm"
-    generator: Literal["wordnet", "t5"] = "wordnet"
+    generator: Generator = "wordnet"
     lm: str = "auto"  # ranks candidates, runs the perplexity filter: auto, gemma3-270m, smollm2, ngram, a .gguf or n-gram file, or a causal LM
     lm_batch_size: int = Field(16, ge=1)  # sentences per causal-LM forward pass
     wordnet: WordNetGeneratorConfig = WordNetGeneratorConfig()

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tvrbench.generators.base import Candidate, Check
+from tvrbench.generators.base import Candidate
 from tvrbench.generators.config import ArgumentFitConfig
-from tvrbench.generators.verb.evidence import Association, Usage, bigram_counts, verb_forms, verbs_before
+from tvrbench.generators.verb.evidence import Association, Usage, bigram_counts, verb_forms
 from tvrbench.generators.verb.frames import ANIMAL, DIRECTIONS, GENERIC_OBJECTS, PERSON, TOPICAL, VEHICLE, Frame, NounClasses, frame_of
 from tvrbench.generators.verb.lexicon import VerbLexicon
 
@@ -56,7 +56,7 @@ class ArgumentFit:
     With ``evidence="frames"`` (the default) only what WordNet's frames and files say is asked: the kind of subject,
     an object or none, a person as object, a topic after "about", a direction for a verb of motion,
     the complement and the particle; whether the verb goes with these very nouns is left to the
-    language model that judges the candidates (:mod:`tvrbench.generators.verb.selection`).
+    language model that judges the candidates (:class:`~tvrbench.generators.verb.filters.ReadsAsReal`).
     """
 
     def __init__(self, lexicon: VerbLexicon, usage: Usage, classes: NounClasses, config: ArgumentFitConfig = ArgumentFitConfig()):
@@ -66,10 +66,6 @@ class ArgumentFit:
         self.config = config
         self.bigrams = bigram_counts()
         self.association = Association(classes.classes)
-
-    def verbs_before(self, word: str) -> tuple[str, ...]:
-        """The WordNet verbs one of whose forms comes before ``word`` in a common Web bigram ("bragging about")."""
-        return tuple(lemma for lemma in verbs_before(word) if self.lexicon.known(lemma))
 
     @functools.lru_cache(maxsize=500000)
     def fits(self, frame: Frame, lemma: str) -> bool:
@@ -185,21 +181,20 @@ class ArgumentFit:
         return any(f"{form} {word}" in self.bigrams for form in verb_forms(head))
 
 
-class FitsFrame:
-    """A constraint: the candidate's new verb fits the frame the original verb is used in. Its score is
-    how well the verb goes with the caption's nouns (:meth:`ArgumentFit.strength`), which weighs the
-    draw (:class:`~tvrbench.generators.verb.choice.SeededDraw`)."""
-
-    name = "argument-fit"
+class FrameFits:
+    """For each candidate: the frame its original verb is used in (read once per target in a batch), and
+    what the argument fit says of the new verb there: whether it fits (the argument-fit constraint)
+    and how well it goes with the frame's nouns (:meth:`ArgumentFit.strength`, which weighs the draw)."""
 
     def __init__(self, fit: ArgumentFit, classes: NounClasses, lemma_of):
         self.fit = fit
         self.classes = classes
         self.lemma_of = lemma_of  # the new verb's lemma of a candidate (the pool's, or a T5 fill's first word)
 
-    def check(self, candidates: Sequence[Candidate]) -> list[Check]:
+    def of(self, candidates: Sequence[Candidate]) -> list[tuple[bool, float]]:
+        """(fits, strength rounded to 6 places; 0 where it does not fit) of each candidate."""
         frames: dict[tuple[int, int, int], Frame] = {}
-        checks = []
+        found = []
         for candidate in candidates:
             request, end = candidate.request, candidate.replacements[0].token_end
             key = (request.item.index, request.target.start, end)
@@ -207,5 +202,8 @@ class FitsFrame:
                 frames[key] = frame_of(request.item.doc[request.target.start], end, self.classes)
             lemma = self.lemma_of(candidate)
             fits = self.fit.fits(frames[key], lemma)
-            checks.append(Check(fits, round(self.fit.strength(frames[key], lemma), 6) if fits else None))
-        return checks
+            found.append((fits, round(self.fit.strength(frames[key], lemma), 6) if fits else 0.0))
+        return found
+
+    def strengths(self, candidates: Sequence[Candidate]) -> list[float]:
+        return [strength for _, strength in self.of(candidates)]

@@ -1,22 +1,20 @@
 """Where verb contrasts come from: the offline pool of verbs a target may become, inflected like the
-original.
+original with lemminflect, and what the captions being contrasted do with their verbs.
 
-The pool holds the verb's WordNet antonyms and sister terms (other hyponyms of its hypernyms), the
-most common verbs of its lexicographer files ("domain": verb.motion, verb.communication, ...), the
-verbs of the caption collection ("captions": the input and the training captions) and the verbs
-seen with the original's object ("attested"), inflected to the original's tag with lemminflect. A
-verb + particle is replaced whole when WordNet knows it as one verb (``pick_up``); otherwise only the
-verb changes. Synonyms (any lemma sharing a verb synset with the original) and the caption's other
-verbs are never proposed.
+The pool merges what its sources propose (:mod:`~tvrbench.generators.verb.sources`: WordNet's
+antonyms, sister terms and domain verbs, the collection's verbs, the verbs attested with the
+original's object, the verbs a language model expects there). A verb + particle is replaced whole
+when WordNet knows it as one verb (``pick_up``); otherwise only the verb changes. Synonyms (any lemma
+sharing a verb synset with the original) and the caption's other verbs are never proposed.
 """
 
 from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
-from tvrbench.generators.base import Candidate, Request, match_case, replace_tokens
+from tvrbench.generators.base import Candidate, Request, changed_fields, match_case, replace_tokens
 from tvrbench.generators.config import WordNetGeneratorConfig
 from tvrbench.generators.records import ContrastRecord, Replacement
 from tvrbench.generators.verb.evidence import Usage
@@ -62,55 +60,35 @@ class CaptionVerbs:
         return merged
 
 
-class WordNetVerbs:
-    """The offline pool, by ``config.relations``: antonyms, the collection's verbs, the verbs seen with the
-    original's object or preposition ("attested"), the verbs a language model expects where the verb
-    stands ("lm"), and on request sister terms, domain and frequent verbs; never synonyms, never
-    another verb of the same caption."""
+class VerbPool:
+    """The offline candidate source: what the listed sources propose for a target (:mod:`~tvrbench.generators.verb.sources`),
+    merged, each verb named by the first source in the list that proposes it; never a synonym (a lemma
+    sharing a verb synset with the original), never another verb of the same caption. The verbs of
+    sources that read only the verb and its slot come first, sorted by name (and cached per verb);
+    those of sources that read the caption's words come after them, sorted by name."""
 
     name = "wordnet"
 
-    def __init__(
-        self,
-        config: WordNetGeneratorConfig,
-        lexicon: VerbLexicon,
-        caption_verbs: Sequence[str] = (),
-        frequent_verbs: Sequence[str] = (),
-        seen_with: dict[str, Sequence[str]] | None = None,
-        next_words: Callable[[Sequence[str]], list[list[str]]] | None = None,
-    ):
-        self.config = config
+    def __init__(self, sources: Sequence, lexicon: VerbLexicon, settings: WordNetGeneratorConfig = WordNetGeneratorConfig()):
+        self.by_verb = [source for source in sources if not getattr(source, "reads_context", False)]
+        self.by_context = [source for source in sources if getattr(source, "reads_context", False)]
         self.lexicon = lexicon
-        self.extra = {"captions": tuple(caption_verbs), "frequent": tuple(frequent_verbs)}
-        self.seen_with = seen_with or {}  # "o:NOUN" / "p:WORD" -> verbs seen with it
-        self.next_words = next_words  # "lm": the words a language model expects after each of some left contexts
-
-    def antonyms(self, lemma: str) -> frozenset[str]:
-        return self.lexicon.antonyms(lemma.lower())
+        self.changed = changed_fields(settings)
 
     @functools.lru_cache(maxsize=20000)
     def alternatives(self, lemma: str, head: str, slot: str | None = None) -> tuple[tuple[str, str], ...]:
         """(new lemma, relation) for ``lemma``, sorted by name; ``head`` is its first word, which must
-        change; ``slot``: the original's object (``o:NOUN``) or the preposition after it (``p:WORD``),
-        whose attested verbs join the pool."""
-        excluded = self.lexicon.synonyms(lemma) | self.lexicon.synonyms(head)
-        relations = self.config.relations
+        change; ``slot``: the original's object (``o:NOUN``) or the preposition after it (``p:WORD``)."""
+        excluded = self.excluded(lemma, head)
         found: dict[str, str] = {}
-        sources = [
-            ("antonym", self.lexicon.antonyms(lemma)),
-            ("sister", self.lexicon.sisters(lemma)),
-            ("domain", self.lexicon.domain_verbs(lemma)),
-            ("captions", self.extra["captions"]),
-            ("frequent", self.extra["frequent"]),
-            ("attested", self.seen_with.get(slot, ()) if slot else ()),
-        ]
-        for relation, names in sources:
-            if relation not in relations:
-                continue
-            for name in names:
+        for source in self.by_verb:
+            for name in source.verbs(lemma, slot):
                 if name not in found and self.allowed(name, head, excluded):
-                    found[name] = relation
+                    found[name] = source.relation
         return tuple(sorted(found.items()))
+
+    def excluded(self, lemma: str, head: str) -> frozenset[str]:
+        return self.lexicon.synonyms(lemma) | self.lexicon.synonyms(head)
 
     @staticmethod
     def allowed(name: str, head: str, excluded: frozenset[str]) -> bool:
@@ -120,27 +98,12 @@ class WordNetVerbs:
             return False
         return len(words) <= MAX_WORDS and name.replace("_", "").isalpha()
 
-    def expected(self, words: Sequence[str], lemma: str, head: str, tag: str, known: set[str]) -> list[tuple[str, str]]:
-        """("lm") Of the ``words`` a language model expects where the original verb stands, given the words
-        before it: the one-word verbs in the form of the original that the pool does not already hold."""
-        from lemminflect import getLemma
-
-        excluded = self.lexicon.synonyms(lemma) | self.lexicon.synonyms(head)
-        found = {}
-        for word in words:
-            name = (getLemma(word.lower(), upos="VERB") or [""])[0]
-            if name and name not in known and name not in found and self.lexicon.known(name) and self.allowed(name, head, excluded):
-                if inflect(name, tag) == word.lower():
-                    found[name] = "lm"
-        return sorted(found.items())
-
     def generate(self, requests: Sequence[Request]) -> list[list[Candidate]]:
         lefts = [request.item.text[: request.item.doc[request.target.start].idx] for request in requests]
-        asked = self.next_words is not None and "lm" in self.config.relations
-        unique = list(dict.fromkeys(lefts)) if asked else []
-        expected = dict(zip(unique, self.next_words(unique))) if unique else {}  # the LM runs every context of the batch together
+        places = [(left, request.item.doc[request.target.start].tag_) for left, request in zip(lefts, requests)]
+        in_context = [source.verbs_at(places) for source in self.by_context]
         lists = []
-        for request, left in zip(requests, lefts):
+        for k, request in enumerate(requests):
             doc, target = request.item.doc, request.target
             verb = doc[target.start]
             head = verb.lemma_.lower()
@@ -154,9 +117,14 @@ class WordNetVerbs:
             others = {t.lemma_.lower() for t in doc if t.pos_ == "VERB" and t.i != verb.i}  # "running and *running*"
             span = replace_tokens(doc, target.start, end, "")  # read spaCy's offsets once, not per candidate
             fills = self.fills(lemma, head, verb.tag_, verb.text, slot)
-            known = {name for name, _, _ in fills}
-            fills += tuple((name, relation, match_case(inflect(name, verb.tag_), verb.text))
-                           for name, relation in self.expected(expected.get(left, ()), lemma, head, verb.tag_, known))  # fmt: skip
+            found = {name: relation for name, relation, _ in fills}
+            excluded = self.excluded(lemma, head)
+            added: dict[str, str] = {}
+            for source, proposed in zip(self.by_context, in_context):
+                for name in proposed[k]:
+                    if name not in found and name not in added and self.allowed(name, head, excluded):
+                        added[name] = source.relation
+            fills += tuple((name, relation, match_case(inflect(name, verb.tag_), verb.text)) for name, relation in sorted(added.items()))
             lists.append(
                 [
                     Candidate(

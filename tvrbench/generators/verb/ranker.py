@@ -18,27 +18,38 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tvrbench.generators.base import Candidate, Request
+from tvrbench.generators.base import Candidate, Request, changed_fields
+from tvrbench.generators.config import ChoiceConfig
 
 
 class SeededDraw:
-    """A ranker: the candidates in the order of a weighted draw without replacement."""
+    """A ranker: the candidates in the order of a weighted draw without replacement. ``association``
+    gives each candidate's association with the caption's nouns (the argument fit's strength; none:
+    the prior alone)."""
 
     name = "draw"
 
-    def __init__(self, prior: dict[str, float], lemma_of: Callable[[Candidate], str], association_weight: float, spread: float):
+    def __init__(
+        self,
+        prior: dict[str, float],
+        lemma_of: Callable[[Candidate], str],
+        settings: ChoiceConfig,
+        association: Callable[[Sequence[Candidate]], list[float]] | None = None,
+    ):
         self.prior = prior
         self.lemma_of = lemma_of
-        self.association_weight = association_weight
-        self.spread = spread
+        self.association_weight = settings.association_weight
+        self.spread = settings.spread
+        self.association = association
+        self.changed = changed_fields(settings, ("association_weight", "spread"))
 
     def order(self, request: Request, candidates: list[Candidate]) -> list[Candidate]:
         keys = self.log_weights(candidates) + request.rng.gumbel(size=len(candidates))
         return [candidates[k] for k in np.argsort(-keys, kind="stable")]
 
     def log_weights(self, candidates: Sequence[Candidate]) -> np.ndarray:
-        """log(draw weight): ``association_weight`` · the fit's association, plus ``spread`` · the verb's prior."""
-        strength = np.array([(c.checks.get("argument-fit", {}).get("score") or 0.0) for c in candidates])
+        """log(draw weight): ``association_weight`` · the association, plus ``spread`` · the verb's prior."""
+        strength = np.array(self.association(candidates) if self.association is not None else [0.0] * len(candidates), dtype=float)
         prior = np.array([self.prior.get(self.lemma_of(c), 0.0) for c in candidates])
         return self.association_weight * strength + self.spread * prior
 
