@@ -45,6 +45,25 @@ def test_debian_wordnet_is_prepared_and_read_by_nltk(tmp_path):
     assert lemmas == "['be_given', 'black_market', 'bleed']"
 
 
+@pytest.mark.skipif(resources.debian_wordnet_dir() is None, reason="Debian's wordnet-base / wordnet-sense-index are not installed")
+def test_processes_preparing_wordnet_at_once_all_end_with_the_whole_corpus(tmp_path):
+    """Three first-time processes copy WordNet into one home together (each in its own staging folder:
+    with one shared name they removed each other's files mid-copy); a killed process's staging folder
+    is removed by the next."""
+    abandoned = tmp_path / "nltk_data" / "corpora" / ".wordnet.partial-999999999"
+    abandoned.mkdir(parents=True)
+    code = "from tvrbench import resources; print(resources.prepare_wordnet(resources.debian_wordnet_dir()))"
+    env = {"TVRBENCH_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    processes = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    results = [(p.wait(), *p.communicate()) for p in processes]
+    assert all(code == 0 for code, _, _ in results), [err for _, _, err in results]
+    target = tmp_path / "nltk_data" / "corpora" / "wordnet"
+    assert {out.strip() for _, out, _ in results} == {str(target)}
+    source = resources.debian_wordnet_dir()
+    assert all((target / f.name).read_bytes() == f.read_bytes() for f in source.iterdir() if f.is_file())
+    assert sorted(p.name for p in target.parent.iterdir()) == ["wordnet"]
+
+
 def test_doctor_lists_every_resource():
     completed = subprocess.run(
         [sys.executable, "-m", "tvrbench", "doctor"], capture_output=True, text=True, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"}

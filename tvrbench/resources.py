@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tvrbench.errors import InputError, MissingResource
 from tvrbench.home import cache_dir
+from tvrbench.io.atomic import remove_abandoned
 from tvrbench.numerics import regime
 
 # WordNet 3.0's 45 lexicographer files, in the order of their numbers (lexnames(5WN)). Debian's
@@ -55,23 +56,37 @@ def debian_wordnet_dir() -> Path | None:
 def prepare_wordnet(source: Path) -> Path:
     """Copy a WordNet 3.0 database folder into tvrbench's cache as an NLTK corpus, adding ``lexnames``.
 
-    NLTK refuses symbolic links that leave its corpus root, so the files are copied once (36 MB).
+    NLTK refuses symbolic links that leave its corpus root, so the files are copied once (36 MB), into
+    a folder of this process's own that is renamed into place when complete: two processes preparing
+    it at once each make a whole copy, and the second to finish keeps the first's.
     """
     target = cache_dir() / "nltk_data" / "corpora" / "wordnet"
-    if (target / "lexnames").is_file() and (target / "data.noun").is_file():
+    if _complete_wordnet(target):
         return target
-    staging = target.with_name("wordnet.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    for item in source.iterdir():
-        if item.is_file():
-            shutil.copyfile(item, staging / item.name)
-    with open(staging / "lexnames", "w", encoding="ascii") as out:
-        for number, name in enumerate(LEXNAMES):
-            out.write(f"{number:02d}\t{name}\t{_SYNTACTIC_CATEGORY[name.split('.')[0]]}\n")
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
+    staging = target.with_name(f".wordnet.partial-{os.getpid()}")
+    staging.mkdir(parents=True, exist_ok=True)
+    remove_abandoned(staging.parent)
+    try:
+        for item in source.iterdir():
+            if item.is_file():
+                shutil.copyfile(item, staging / item.name)
+        with open(staging / "lexnames", "w", encoding="ascii") as out:
+            for number, name in enumerate(LEXNAMES):
+                out.write(f"{number:02d}\t{name}\t{_SYNTACTIC_CATEGORY[name.split('.')[0]]}\n")
+        if not _complete_wordnet(target):  # an interrupted copy of an older version: never read
+            shutil.rmtree(target, ignore_errors=True)
+        try:
+            staging.rename(target)
+        except OSError:  # another process finished first
+            if not _complete_wordnet(target):
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def _complete_wordnet(folder: Path) -> bool:
+    return (folder / "lexnames").is_file() and (folder / "data.noun").is_file()
 
 
 def _nltk_data_roots() -> list[Path]:

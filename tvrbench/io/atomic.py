@@ -76,6 +76,14 @@ def running(pid: int) -> bool:
     return True
 
 
+def remove_abandoned(root: Path) -> None:
+    """Staging folders ``.NAME.partial-PID`` in ``root`` whose process is gone (killed mid-build)."""
+    for staging in root.glob(".*.partial-*"):
+        pid = staging.name.rpartition("-")[2]
+        if pid.isdigit() and not running(int(pid)):
+            shutil.rmtree(staging, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
     """Build a folder in ``.NAME.partial`` beside ``path`` and move it into place when the block ends

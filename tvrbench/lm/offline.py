@@ -29,7 +29,7 @@ from pathlib import Path
 
 from tvrbench.errors import InputError, MissingResource
 from tvrbench.home import cache_dir
-from tvrbench.io.atomic import running
+from tvrbench.io.atomic import remove_abandoned
 from tvrbench.io.disk_cache import kept_json
 from tvrbench.resources import transformers_library
 from tvrbench.signature import file_digest, package_version, text_digest
@@ -203,7 +203,7 @@ def _converted(digest: str, gguf, source: str) -> Path:
         print(f"tvrbench: converting {source} for transformers, once (up to a minute): {cache_dir() / 'lms' / digest}", file=sys.stderr)
     root = cache_dir() / "lms"
     root.mkdir(parents=True, exist_ok=True)
-    _remove_abandoned(root)
+    remove_abandoned(root)
     target, staging = root / digest, root / f".{digest}.partial-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     (staging / "gguf").mkdir(parents=True)
@@ -245,11 +245,3 @@ def convert(gguf: Path, out: Path) -> None:
         del model.config.quantization_config
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-
-
-def _remove_abandoned(root: Path) -> None:
-    """Staging folders of conversions whose process is gone (killed)."""
-    for staging in root.glob(".*.partial-*"):
-        pid = staging.name.rpartition("-")[2]
-        if pid.isdigit() and not running(int(pid)):
-            shutil.rmtree(staging, ignore_errors=True)
