@@ -15,7 +15,7 @@ from tvrbench.generators import GenderContrasts, PersonIdContrasts, gender_contr
 from tvrbench.generators.config import FinetuneConfig, GenderConfig, MCConfig, PersonIdConfig, VerbConfig, load_config  # fmt: skip
 from tvrbench.io.captions import Captions, read_captions
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MSRVTT = Path("/work/shared/data/msrvtt/MSRVTT_JSFUSION_test.csv")
 TVRBENCH = [sys.executable, "-m", "tvrbench.cli"]
 
