@@ -11,8 +11,10 @@ import pytest
 import yaml
 
 from tvrbench.errors import InputError
-from tvrbench.generators import GenderContrasts, PersonIdContrasts, gender_contrasts, id_contrasts, read_contrast_records
+from tvrbench.generators import gender_contrasts, id_contrasts, read_contrast_records
 from tvrbench.generators.config import FinetuneConfig, GenderConfig, MCConfig, PersonIdConfig, VerbConfig, load_config  # fmt: skip
+from tvrbench.generators.gender import GenderContrasts
+from tvrbench.generators.person_id import PersonIdContrasts
 from tvrbench.io.captions import Captions, read_captions
 
 ROOT = Path(__file__).resolve().parents[2]
