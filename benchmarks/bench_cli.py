@@ -20,7 +20,7 @@ the same way in the same run:
   against a ``json.load`` process, once with an empty FIRE cache (``(first read)``) and once with the
   file's parse kept (later reads);
 * ``proxies``: the paper's per-pair loop, its own parsing included (full spaCy pipeline, NLTK's
-  lemmatizer, Lesk and METEOR; the oracles of ``tests/test_proxies.py``), in a fresh process; the
+  lemmatizer, Lesk and METEOR; the oracles of ``tests/proxies/test_proxies.py``), in a fresh process; the
   loop runs on the first rows (at most ``--reference-pairs`` pairs, a 40th as many METEOR calls), the
   parse and items on the first ``--reference-captions`` captions, each scaled to the whole input.
   Each proxies run starts with an empty parse cache (a cold first run).
@@ -72,7 +72,7 @@ EMBEDDINGS_FLOOR = "import sys, numpy as np\n(np.load(sys.argv[1]) @ np.load(sys
 EMBEDDING_WIDTH = 512
 TABLE_START, TABLE_END = "<!-- bench_cli table start -->", "<!-- bench_cli table end -->"
 sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "proxies"))  # the oracles of test_proxies
 
 
 def run(argv: list[str], env: dict[str, str]) -> dict:

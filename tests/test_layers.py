@@ -179,3 +179,40 @@ def test_a_circle_between_packages_is_seen_though_no_file_is_on_one(tmp_path):
         "tvrbench.a -> tvrbench.b (tvrbench.a.x -> tvrbench.b.y, line 1)",
         "tvrbench.b -> tvrbench.a (tvrbench.b.z -> tvrbench.a.w, line 2)",
     ]
+
+
+# issue 40: rebuilt in parallel; imported by their tests once merged
+NOT_YET_IMPORTED = {"tvrbench.cli.inputs", "tvrbench.cli.evaluate", "tvrbench.cli.models", "tvrbench.evaluation.files"}
+NOT_YET_IMPORTED_PACKAGE = "tvrbench.generators.verb"  # issue 40: rebuilt in parallel; imported by their tests once merged
+TESTS = Path(__file__).resolve().parent
+
+
+def untested_modules(package: Path = PACKAGE, tests: Path = TESTS) -> list[str]:
+    """The public modules (no part with a leading underscore; ``__main__`` exempt) of ``package`` that
+    no file under ``tests`` names in an import statement, at any level (a package counts only when
+    imported itself: ``from tvrbench.io import scores`` imports ``tvrbench.io.scores``)."""
+    modules = module_files(package)
+    test_files = {f"tests:{path.relative_to(tests)}": path for path in sorted(tests.rglob("*.py"))}
+    imported = {target for importer, target, _ in import_edges({**modules, **test_files}) if importer.startswith("tests:")}
+    public = [name for name in modules if not any(part.startswith("_") for part in name.split("."))]
+    return [name for name in public if name not in imported]
+
+
+def test_every_public_module_is_imported_by_a_test():
+    untested = [
+        name
+        for name in untested_modules()
+        if name not in NOT_YET_IMPORTED and name != NOT_YET_IMPORTED_PACKAGE and not name.startswith(NOT_YET_IMPORTED_PACKAGE + ".")
+    ]
+    assert untested == []
+
+
+def test_the_test_coverage_check_sees_imports_at_any_level_and_only_public_modules(tmp_path):
+    root = tmp_path / "tvrbench"
+    for name in ("__init__.py", "__main__.py", "_private.py", "a/__init__.py", "a/used.py", "a/deferred.py", "a/unused.py"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("x = 1\n")
+    tests = tmp_path / "tests"
+    (tests / "sub").mkdir(parents=True)
+    (tests / "sub" / "test_a.py").write_text("import tvrbench\nfrom tvrbench.a import used\n\n\ndef test():\n    import tvrbench.a.deferred\n")
+    assert untested_modules(root, tests) == ["tvrbench.a", "tvrbench.a.unused"]

@@ -20,6 +20,7 @@ import pytest
 from tvrbench.cli import load_commands, run
 from tvrbench.data import sample_path
 from tvrbench.errors import InputError
+from tvrbench.io.outputs import Output, check_outputs, name_in
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTIONS, VIDEOS, FIRE = (str(sample_path(name)) for name in ("captions.csv", "videos.txt", "fire.json"))
@@ -531,3 +532,23 @@ def test_a_failing_demo_step_stops_the_demo_with_its_code(tmp_path):
     assert process.returncode == 2, err
     assert "step proxy-bow failed" in err and err.strip().splitlines()[-1].startswith("tvrbench: error: ")
     assert "done in" not in err and sorted(p.name for p in (out / "logs").iterdir()) == ["proxy-bow.txt"]
+
+
+def test_check_outputs_refuses_an_input_a_repeated_output_a_folder_and_a_name_leaving_its_folder(tmp_path):
+    """tvrbench.io.outputs from Python: what every command's @writes runs before any work."""
+    source = tmp_path / "scores.npy"
+    source.write_bytes(b"x")
+    fresh = [Output(tmp_path / "out" / "a.json", "--json"), Output(tmp_path / "b.csv", "--out")]
+    assert check_outputs(fresh, [("--scores", source)]) == []
+    with pytest.raises(InputError, match="--json would overwrite the input --scores"):
+        check_outputs([Output(tmp_path / "." / "scores.npy", "--json")], [("--scores", source)])
+    with pytest.raises(InputError, match="--out and --json are the same file"):
+        check_outputs([Output(tmp_path / "a.json", "--json"), Output(tmp_path / "x" / ".." / "a.json", "--out")], [])
+    with pytest.raises(InputError, match="--json is a folder"):
+        check_outputs([Output(tmp_path, "--json")], [])
+    with pytest.raises(InputError, match=f"{source} is a file, not a folder"):
+        check_outputs([Output(source / "a.json", "--json")], [])
+    assert name_in(tmp_path, "model_1.v2", "model") == tmp_path / "model_1.v2"
+    for name in ("../up", "a/b", "..", "two words", ""):
+        with pytest.raises(InputError, match="cannot be part of a file name"):
+            name_in(tmp_path, name, "model")

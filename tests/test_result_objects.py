@@ -17,6 +17,7 @@ from tvrbench.evaluation import EvaluationResult
 from tvrbench.io.captions import Captions
 from tvrbench.io.mc import MCInstance, write_mc
 from tvrbench.io.writers import mark
+from tvrbench.results import Table, TablesOfJson, analysis_signature, count_or_share
 from tvrbench.signature import Signature
 
 TEXTS = ["a man is cooking", "a woman is cooking soup", "a dog runs on grass", "a boy plays the guitar", "a girl rides a horse", "cars race"]
@@ -129,3 +130,29 @@ def test_the_report_shows_each_result_as_its_tables_rebuilt_from_the_written_jso
     assert f'<tr><td>split mc:{digest}</td><td class="num">6</td><td class="num">0.123</td></tr>' in page and "<th>mc</th>" in page
     assert cells_in_page(EvaluationResult.tables_of(evaluation)[0], page) and '<td class="num">0.8765</td>' in page
     assert '<tr><td>1.00</td><td class="num">1.457</td></tr>' in page and "Fig. 4" in page
+
+
+def test_a_result_s_title_columns_rows_and_parts_are_its_tables_built_once_from_its_json(tmp_path):
+    @dataclasses.dataclass(frozen=True)
+    class Counted(TablesOfJson):
+        values: tuple[int, ...]
+        built = []  # tables_of calls
+
+        def to_json(self) -> dict:
+            return {"values": list(self.values)}
+
+        def tables_of(self, payload: dict) -> list[Table]:
+            self.built.append(payload)
+            first = Table("values", ["i", "value"], [[str(i), count_or_share(v)] for i, v in enumerate(payload["values"])], ("a note",))
+            return [first, Table("total", ["sum"], [[count_or_share(sum(payload["values"]))]])]
+
+    result = Counted((1, 2500))
+    assert (result.title, result.columns, result.rows, result.notes) == ("values", ["i", "value"], [["0", "1"], ["1", "2,500"]], ("a note",))
+    assert result.parts == [Table("total", ["sum"], [["2,501"]])] and len(Counted.built) == 1
+    assert [count_or_share(None), count_or_share(0.12345), count_or_share(1234567)] == ["—", "0.123", "1,234,567"]
+    data = tmp_path / "fire.json"
+    data.write_text("{}")
+    signature = analysis_signature("pooling", {"fire": data, "scores": None}, {"depth": 5})
+    fields = Signature.parse(str(signature)).fields
+    assert fields["analysis"] == "pooling" and fields["depth"] == "5" and "scores" not in fields and "fire" in fields
+    assert list(fields).index("analysis") < list(fields).index("fire") < list(fields).index("depth")

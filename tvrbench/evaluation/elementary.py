@@ -8,7 +8,7 @@ docs/evaluation.md). Here log2 and 2^x - 1 are made of +, -, * and / alone, whic
 alike everywhere, in double-double arithmetic (a value as the unevaluated sum of two floats, about
 106 bits; products split by Dekker's method, since not every CPU has FMA and numba fuses nothing
 without fastmath). Each result is the float nearest the true value, but where the true value lies
-within about 2^-80 of halfway between two floats (tests/test_elementary.py checks them against
+within about 2^-80 of halfway between two floats (tests/evaluation/test_elementary.py checks them against
 ``decimal``).
 The cube root, one call a result, is exactly rounded by a test in rational numbers.
 """

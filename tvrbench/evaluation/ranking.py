@@ -16,7 +16,7 @@ scores, on all cores, text-to-video (rows) and video-to-text (columns) together:
 With a cutoff (nDCG's first m ranks, m = the column's targets) a column's screen rises during the
 pass: it starts at a lower bound of the m-th best score, found from a sample of rows, and a target
 with m cells above it leaves play (its rank is m + 1). Each strategy is tested equal to sort-based
-ranks (``tests/test_evaluation_metrics.py``).
+ranks (``tests/evaluation/test_evaluation_metrics.py``).
 
 The numba habits these kernels follow, their measurements and the variants tried and dropped:
 docs/evaluation.md.

@@ -15,7 +15,7 @@ a user gives them, through one opener: :func:`open_scores` picks the form from o
   scores computed block by block as ``text[rows] @ video.T``, never held whole (MSR-VTT's full test
   product is 715 MB, its training product 3.4 GB). ``similarity``: ``dot`` (the product as it is) or
   ``cosine`` (rows first divided by their L2 norm). A block's products are computed by BLAS, so they
-  may differ from a whole-matrix product in the last bit (tests/test_embeddings.py).
+  may differ from a whole-matrix product in the last bit (tests/evaluation/test_embeddings.py).
 
 Embeddings live here rather than in :mod:`tvrbench.evaluation`: the one table names every form, and
 ``io`` sits below ``evaluation``, so the table may not reach up to it.

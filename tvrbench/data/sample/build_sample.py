@@ -5,7 +5,7 @@ and stand for clips that do not exist; each has a set of *facets* (who, what the
 place). A caption names some facets, and the ground truth follows FIRE's rule: a caption is
 relevant to a video when every facet it mentions is shown in the video. Everything else is
 derived from that, with seeded randomness, so re-running this script reproduces every file
-byte for byte (tests/test_sample.py checks it):
+byte for byte (tests/data/test_sample.py checks it):
 
     python tvrbench/data/sample/build_sample.py [--out DIR]
 

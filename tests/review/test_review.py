@@ -16,7 +16,8 @@ from tvrbench.data import sample_path
 from tvrbench.errors import InputError
 from tvrbench.evaluation.reliability import cohen_kappa, krippendorff_alpha_nominal, wilson_interval
 from tvrbench.io.captions import read_captions
-from tvrbench.review import make_kit, score_review, write_kit
+from tvrbench.review import score_review
+from tvrbench.review.kit import make_kit, write_kit
 from tvrbench.review.score import agreement
 
 CAPTIONS = sample_path("captions.csv")

@@ -18,7 +18,7 @@ from tvrbench.cli import main
 from tvrbench.errors import InputError
 from tvrbench.proxies import ProxyConfig, build_proxy, load_config, parse_captions, studies, write_proxy
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TVRBENCH = str(Path(sys.executable).with_name("tvrbench"))
 TEXTS = [
     "a man is playing a guitar",

@@ -19,7 +19,7 @@ from tvrbench.io.captions import read_captions
 
 distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install 'tvrbench[scale]')")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MSRVTT = Path("/work/shared/data/msrvtt/MSRVTT_JSFUSION_test.csv")
 CHUNK = 64  # the gender runner's chunk size
 

@@ -138,7 +138,7 @@ RECORD = st.fixed_dictionaries({}, optional={name: st.one_of(LIKELY.get(name, st
 
 
 def read_fire_uncached(path):
-    """The parse itself, leaving the user's cache folder alone (tests/test_io_fire.py covers the cache)."""
+    """The parse itself, leaving the user's cache folder alone (tests/io/test_io_fire.py covers the cache)."""
     return read_fire(path, cache=False)
 
 

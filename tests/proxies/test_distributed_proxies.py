@@ -23,7 +23,7 @@ from tvrbench.proxies.config import load_config
 
 pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install 'tvrbench[scale]')")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MSRVTT = Path("/work/shared/data/msrvtt/MSRVTT_JSFUSION_test.csv")
 BLOCK_MB = 1  # 32 rows of 1,000 columns per block: 32 blocks, so tasks finish at different times
 CAPTIONS_PER_VIDEO = 4  # MSR-VTT's test file has one caption per video; grouped, the video level differs

@@ -28,7 +28,7 @@ from tvrbench.generators.verb.t5 import parse_fill
 from tvrbench.io.captions import Captions, read_captions
 from tvrbench.numerics import NATS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MSRVTT = Path("/work/shared/data/msrvtt/MSRVTT_JSFUSION_test.csv")
 VERB = VerbConfig(lm="ngram")  # the trigram judges: these tests are about the generator, not the LM (test_offline_lms.py is)
 # What a record's ``filters`` holds, in order: the constraints every candidate went through, then the filters

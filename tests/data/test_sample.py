@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tvrbench.data import SAMPLE_DIR, SAMPLE_FILES, load_sample, sample_path
+from tvrbench.data.sample import build_sample
 from tvrbench.io.fire import iter_fire
 
 
@@ -85,3 +86,19 @@ def test_build_reproduces_every_file_byte_for_byte(tmp_path):
     assert built == sorted(name for name in SAMPLE_FILES if name != "README.md")
     for name in built:
         assert (tmp_path / name).read_bytes() == sample_path(name).read_bytes(), name
+
+
+def test_the_builders_parts_give_the_shipped_captions_and_relevance():
+    """In process, beside the script run above: facets closed under IMPLIES, every caption's facets
+    shown by its own video, the captions table and the coverage matrix as shipped."""
+    shown = build_sample.video_facets()
+    for facets in shown.values():
+        for facet in facets:
+            assert build_sample.IMPLIES.get(facet, set()) <= facets
+    build_sample.check_ground_truth(shown)
+    assert build_sample.captions_csv() == sample_path("captions.csv").read_text(encoding="utf-8")
+    relevance = build_sample.relevance_matrix(shown)
+    assert np.array_equal(relevance, np.load(sample_path("relevance.npy")))
+    mentioned = [set(facets.split()) for _, _, facets in build_sample.CAPTIONS]
+    own = [[v[0] for v in build_sample.VIDEOS].index(video) for video, _, _ in build_sample.CAPTIONS]
+    assert all(relevance[row, column] == 1.0 and mentioned[row] <= shown[build_sample.VIDEOS[column][0]] for row, column in enumerate(own))

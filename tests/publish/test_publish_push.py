@@ -24,6 +24,8 @@ import pytest
 import yaml
 
 from tvrbench.data import sample_path
+from tvrbench.errors import InputError
+from tvrbench.publish.push import hub_endpoint, plan_push
 
 TVRBENCH = [sys.executable, "-m", "tvrbench"]
 
@@ -266,3 +268,22 @@ def test_unreachable_hub_is_one_clear_line(dataset, monkeypatch, capfd):
     )
     assert code == 2
     assert "cannot reach the hub" in err.strip().splitlines()[-1] and "Traceback" not in err
+
+
+def test_the_plan_lists_what_an_upload_sends_and_checks_the_repo_and_the_endpoint(tmp_path):
+    """plan_push, before anything is sent: the folder's files but hidden ones, sizes from the disk, and
+    the token's endpoint HTTPS or this machine."""
+    with pytest.raises(InputError, match="no README.md"):
+        plan_push(tmp_path, "someone/x")
+    files = {"README.md": "card\n", "data/mc/test-00000-of-00001.parquet": "x" * 300, ".tvrbench-publish.json": "{}", "data/.part.tmp": "y"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    plan = plan_push(tmp_path, "someone/x", private=True, endpoint="https://hub.example/")
+    sent = sorted((name, len(text)) for name, text in files.items() if not any(part.startswith(".") for part in name.split("/")))
+    assert plan.files == sent and plan.endpoint == "https://hub.example" and plan.private
+    assert plan.describe()[0] == f"private dataset repo someone/x on https://hub.example: 2 files, {5 + 300:,} bytes"
+    assert hub_endpoint("someone/x", "http://127.0.0.1:8080") == "http://127.0.0.1:8080"
+    for repo, endpoint in [("someone", None), ("a/b/c", None), ("someone/x", "http://hub.example"), ("someone/x", "ftp://127.0.0.1")]:
+        with pytest.raises(InputError):
+            hub_endpoint(repo, endpoint)

@@ -21,7 +21,7 @@ from tvrbench.generators.verb.t5 import SpanCorruption, T5Verbs, corrupt, finetu
 from tvrbench.lm.loading import load_pretrained
 from tvrbench.resources import torch_device
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUIET = {**os.environ, "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
 
 

@@ -15,7 +15,9 @@ from tvrbench.data import load_sample, sample_path
 from tvrbench.errors import InputError
 from tvrbench.io.atomic import write_json
 from tvrbench.io.mc import MCInstance, read_mc, write_mc
-from tvrbench.publish import contrast_artifact, fire_qrels_artifact, mc_artifact, qrels_artifact, relevance_artifact, results_artifact, write_dataset
+from tvrbench.publish.artifacts import contrast_artifact, fire_qrels_artifact, mc_artifact, qrels_artifact, relevance_artifact, results_artifact
+from tvrbench.publish.card import size_category
+from tvrbench.publish.folder import write_dataset
 from tvrbench.signature import Signature
 
 CONTRASTS = [
@@ -208,6 +210,17 @@ def test_card_has_configs_licence_counts_signatures_and_datasheet(tmp_path, inpu
         assert f"### {section}\n" in card
     assert card.count("[More Information Needed") >= 5
     assert str(root) not in card  # source files by name only: no local paths leak into a public card
+    assert header["size_categories"] == [size_category(2 + 3)]  # the rows of both configs, counted above
+
+
+def test_size_categories_are_the_hubs_buckets():
+    """The hub's ``size_categories`` tags: n<1K, 1K<n<10K, ... by powers of ten, each bound in the bucket above it."""
+    labels = ["n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "10M<n<100M"]
+    for power, label in enumerate(labels, start=3):
+        assert size_category(10 ** (power - 1) if power > 3 else 0) == label
+        assert size_category(10**power - 1) == label
+        if power < 8:
+            assert size_category(10**power) == labels[power - 2]
 
 
 def test_card_shows_the_contrasts_plausibility(tmp_path, inputs, sample):

@@ -19,10 +19,11 @@ from tvrbench.data import load_sample, sample_path
 from tvrbench.evaluation import Judgments
 from tvrbench.io.atomic import write_json
 from tvrbench.io.mc import MCInstance, write_mc
-from tvrbench.report import ReportContent, render_report, viewer_payload
+from tvrbench.report import ReportContent, render_report
 from tvrbench.report.html import highlight_edit, json_block
+from tvrbench.report.viewer import viewer_payload
 
-ARTIFACTS = Path(__file__).parent / "artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"  # tests/artifacts, as .gitignore and docs/publish.md name it
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",

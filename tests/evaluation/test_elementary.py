@@ -21,7 +21,7 @@ import pytest
 from tvrbench.evaluation import elementary
 from tvrbench.evaluation.elementary import cube_root, exp2m1, log2
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _exact(function, x: float) -> float:
@@ -117,7 +117,8 @@ def evaluation_bytes() -> str:
     ids=["numpy-without-avx512", "glibc-without-fma"],
 )
 def test_evaluation_bytes_do_not_depend_on_the_cpu(environment):
-    code = f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); from test_elementary import evaluation_bytes; print(evaluation_bytes())"
+    here = str(Path(__file__).resolve().parent)
+    code = f"import sys; sys.path.insert(0, {here!r}); from test_elementary import evaluation_bytes; print(evaluation_bytes())"
     env = dict(os.environ, PYTHONPATH=str(ROOT), **environment)
     other = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
     assert other == evaluation_bytes()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tvrbench.errors import InputError
-from tvrbench.evaluation import Judgments
+from tvrbench.evaluation.labels import Judgments
 from tvrbench.io.captions import Captions
 from tvrbench.io.fire import FireLabels
 from tvrbench.io.trec import Qrels

@@ -24,7 +24,7 @@ from tvrbench.lm.models import UNKNOWN_LOG10, NGramLM, check_language_model, loa
 from tvrbench.lm.offline import REGISTRY
 from tvrbench.numerics import NATS_PER_TOKEN
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CAPTIONS = str(SAMPLE_DIR / "captions.csv")
 
 # log10 probabilities and back-off weights, as an ARPA file holds them.

@@ -11,11 +11,13 @@ import pytest
 import yaml
 
 from tvrbench.errors import InputError
-from tvrbench.generators import GenderContrasts, PersonIdContrasts, gender_contrasts, id_contrasts, read_contrast_records
+from tvrbench.generators import gender_contrasts, id_contrasts, read_contrast_records
 from tvrbench.generators.config import FinetuneConfig, GenderConfig, MCConfig, PersonIdConfig, VerbConfig, load_config  # fmt: skip
+from tvrbench.generators.gender import GenderContrasts
+from tvrbench.generators.person_id import PersonIdContrasts
 from tvrbench.io.captions import Captions, read_captions
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MSRVTT = Path("/work/shared/data/msrvtt/MSRVTT_JSFUSION_test.csv")
 TVRBENCH = [sys.executable, "-m", "tvrbench.cli"]
 

@@ -25,7 +25,7 @@ from tvrbench.io.mc import MCInstance, write_mc
 from tvrbench.lm.models import load_language_model
 from tvrbench.mc.audit import audit_split
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WORDS = "man woman dog cat car boy girl horse bird child runs walks jumps sings plays cooks drives swims reads talks".split()
 
 

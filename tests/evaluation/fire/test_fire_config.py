@@ -9,7 +9,7 @@ import pytest
 from tvrbench.errors import InputError
 from tvrbench.evaluation.fire.config import FireConfig, load_config
 
-YAML = Path(__file__).resolve().parents[1] / "configs" / "fire.yaml"
+YAML = Path(__file__).resolve().parents[3] / "configs" / "fire.yaml"
 
 
 def test_yaml_equals_defaults():

@@ -20,7 +20,7 @@ from tvrbench.io.captions import read_captions, read_video_ids
 from tvrbench.io.fire import read_fire
 from tvrbench.signature import Signature, input_digest
 
-SAMPLE = Path(__file__).parents[1] / "tvrbench" / "data" / "sample"
+SAMPLE = Path(__file__).parents[2] / "tvrbench" / "data" / "sample"
 NAMES = [
     "C@1",
     "C@10",

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
 import pytest
 from scipy.stats import rankdata
 
-from tvrbench.evaluation import Judgments, evaluate, rank_top_k, target_ranks
+from tvrbench.evaluation import rank_top_k, target_ranks
+from tvrbench.evaluation.choices import AP_VARIANTS, FUSION_POLICIES, NDCG_VARIANTS, TIE_RULES, listed
+from tvrbench.evaluation.engine import evaluate
+from tvrbench.evaluation.labels import Judgments
+from tvrbench.evaluation.tables import evaluation_tables
 
 METRICS = ["C@1", "C@5", "C@10", "R@5", "P@5", "AP", "MdR", "MnR", "GMR", "nDCG", "Judged@10"]
 
@@ -359,3 +364,42 @@ def test_median_rank_by_counting_equals_numpy_median():
         for ranks in (whole, whole / 2 + 0.5, rng.random(size) * 9 + 1):  # whole, half, other numbers
             assert _median_rank(ranks) == np.median(ranks)
     assert math.isnan(_median_rank(np.array([1.0, np.nan, 3.0])))
+
+
+def test_each_choice_lists_the_engines_default_first_and_an_unknown_one_is_refused():
+    defaults = inspect.signature(evaluate).parameters
+    for parameter, choices in (("ties", TIE_RULES), ("ap", AP_VARIANTS), ("ndcg", NDCG_VARIANTS), ("fusion", FUSION_POLICIES)):
+        assert defaults[parameter].default == choices[0], parameter
+    assert listed(("a", "b", "c")) == "a | b | c" and listed(("a", "b"), ", ") == "a, b"
+    with pytest.raises(ValueError, match=", ".join(FUSION_POLICIES)):
+        evaluate(np.eye(2), Judgments.from_matrices(np.eye(2, dtype=bool)), fusion="loud")
+
+
+def test_judgments_from_matrices_merge_the_original_pairs_and_let_a_positive_win():
+    original = np.eye(3, dtype=bool)
+    positive = np.zeros((3, 3), bool)
+    positive[0, 1] = True
+    irrelevant = np.zeros((3, 3), bool)
+    irrelevant[0, 1] = irrelevant[1, 1] = irrelevant[2, 0] = True  # (0, 1) positive too, (1, 1) an original pair
+    judgments = Judgments.from_matrices(positive, irrelevant, original)
+    expected_positive = original | positive
+    assert (judgments.positive.toarray() == expected_positive).all()
+    assert (judgments.irrelevant.toarray() == (irrelevant & ~expected_positive)).all()
+    assert (judgments.judged.toarray() == (expected_positive | irrelevant)).all()
+    assert judgments.sources == ["original", "labels"] and judgments.has_extra_labels
+    assert (judgments.gains().toarray() == expected_positive).all()  # gain 1 on positives, 0 on the judged rest
+    only = judgments.original_only()
+    assert (only.positive.toarray() == original).all() and only.irrelevant.nnz == 0 and not only.has_extra_labels
+    assert Judgments.from_matrices(original).sources == ["original"]
+
+
+def test_the_table_of_an_evaluation_shows_all_labels_with_the_original_and_the_difference():
+    assert evaluation_tables({"metrics": {"C@1": 0.5, "MdR": 2.0}})[0].rows == [["C@1", "0.5000"], ["MdR", "2.0000"]]
+    scores = np.array([[0.9, 0.8, 0.1], [0.2, 0.7, 0.9], [0.3, 0.6, 0.5]])
+    extra = np.zeros((3, 3), bool)
+    extra[1, 2] = True  # query 1 ranks video 2 first: relevant once the extra label counts
+    result = evaluate(scores, Judgments.from_matrices(np.eye(3, dtype=bool) | extra, original=np.eye(3, dtype=bool)), ["C@1"])
+    assert result.metrics["C@1"] == pytest.approx(2 / 3) and result.original.metrics["C@1"] == pytest.approx(1 / 3)
+    (table,) = evaluation_tables(result.to_json())
+    assert table.columns == ["metric", "all labels (original + delta)"]
+    assert table.rows == [["C@1", f"{2 / 3:.4f} ({1 / 3:.4f} +{1 / 3:.4f})"]]

@@ -19,7 +19,7 @@ from tvrbench.home import cache_dir
 from tvrbench.proxies import build_proxy, parse_captions, proxy_matrix
 from tvrbench.resources import spacy_package_for, wordnet
 
-MSRVTT = Path(__file__).resolve().parents[2] / "shared" / "data" / "msrvtt" / "MSRVTT_JSFUSION_test.csv"
+MSRVTT = Path(__file__).resolve().parents[3] / "shared" / "data" / "msrvtt" / "MSRVTT_JSFUSION_test.csv"
 if not MSRVTT.is_file():
     MSRVTT = Path("/work/shared/data/msrvtt/MSRVTT_JSFUSION_test.csv")
 

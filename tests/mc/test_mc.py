@@ -19,7 +19,7 @@ from tvrbench.io.mc import MC_COLUMNS, MCInstance, read_mc, write_mc
 from tvrbench.mc.build import build_mc_file, import_mc_file
 from tvrbench.mc.score import mc_outcomes, score_mc_file
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MSRVTT = Path("/work/shared/data/msrvtt/MSRVTT_JSFUSION_test.csv")
 GENDER = GenderConfig(lm="ngram")  # the plausibility line's LM: these tests are not about it (test_offline_lms.py is)
 

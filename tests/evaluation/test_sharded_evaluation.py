@@ -22,7 +22,7 @@ from tvrbench.evaluation.ranking import TIE_RULES
 from tvrbench.io.scores import open_scores
 from tvrbench.signature import input_digest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def toy(n_queries=230, n_videos=41, levels=6, seed=0):

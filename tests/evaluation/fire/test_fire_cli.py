@@ -13,7 +13,7 @@ import pytest
 
 from tvrbench.cli import main
 
-SAMPLE = Path(__file__).resolve().parents[1] / "tvrbench" / "data" / "sample"
+SAMPLE = Path(__file__).resolve().parents[3] / "tvrbench" / "data" / "sample"
 SUBJECTS = ("man", "woman", "dog", "child", "chef")
 VERBS = ("running", "cooking", "singing", "dancing")
 OBJECTS = ("in a kitchen", "on a stage", "outside")

@@ -1,0 +1,85 @@
+"""Each command module registers its commands on the one ``app`` under the names its source gives them,
+and each command's --help names every option it takes; clickapi is the Click that Typer runs."""
+
+from __future__ import annotations
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+import tvrbench.cli.fire
+from tvrbench.cli import app, clickapi, contrast, doctor, mc, proxies, proxy_study, publish, signature
+from tvrbench.cli.fire import cache, group, labels, queries, samples, tables
+
+# Module -> the command paths it defines, as its decorators name them (read from the source).
+DEFINED = {
+    contrast: ["contrast gender", "contrast id", "contrast verb", "contrast finetune-t5", "contrast review-kit", "contrast review-score"],
+    doctor: ["doctor"],
+    mc: ["mc build", "mc import", "mc score", "mc audit"],
+    proxies: ["proxies"],
+    proxy_study: [f"proxy-study {name}" for name in ("curve", "gmr", "correlation", "human-kit", "human-score", "triplets")],
+    publish: ["publish"],
+    signature: ["signature diff"],
+    cache: ["fire cache"],
+    labels: ["fire labels to-qrels", "fire labels to-fire"],
+    queries: ["fire length", "fire ranks", "fire overlap-train"],
+    samples: ["fire bootstrap", "fire paired", "fire queue"],
+    tables: ["fire agreement", "fire compare", "fire overlap", "fire pooling"],
+}
+
+
+def leaves(command, path: tuple[str, ...] = ()):
+    """(path, click command) of every runnable command under ``command``."""
+    subcommands = getattr(command, "commands", None)
+    if subcommands is None:
+        yield path, command
+        return
+    for name, sub in subcommands.items():
+        yield from leaves(sub, (*path, name))
+
+
+def defining_module(command) -> str:
+    """The module of the function a Typer command runs (Typer wraps it with functools.update_wrapper)."""
+    function = command.callback
+    while hasattr(function, "__wrapped__"):
+        function = function.__wrapped__
+    return function.__module__
+
+
+@pytest.fixture(scope="module")
+def root():
+    return typer.main.get_command(app)
+
+
+@pytest.mark.parametrize("module", DEFINED, ids=lambda module: module.__name__.removeprefix("tvrbench.cli."))
+def test_each_module_registers_its_commands_and_their_help_names_every_option(module, root):
+    found = {" ".join(path): command for path, command in leaves(root) if defining_module(command) == module.__name__}
+    assert sorted(found) == sorted(DEFINED[module])
+    runner = CliRunner()
+    for path, command in found.items():
+        result = runner.invoke(app, [*path.split(), "--help"], env={"COLUMNS": "250", "TERMINAL_WIDTH": "250"})
+        assert result.exit_code == 0, (path, result.output)
+        options = [opt for param in command.params for opt in param.opts if opt.startswith("--")]
+        assert options, path  # every command takes at least one option
+        assert [opt for opt in options if opt not in result.output] == [], path
+
+
+def test_the_fire_group_lists_its_modules_commands_in_the_order_of_their_import(root):
+    """``cli/fire/__init__.py`` imports tables, samples, queries, labels, cache: --help lists their commands
+    so (Typer lists a group's own commands before its subgroups, here ``labels``)."""
+    assert any(info.typer_instance is group.fire and info.name == "fire" for info in app.registered_groups)
+    fire = root.commands["fire"]
+    names = fire.list_commands(fire.context_class(fire))
+    modules = [defining_module(fire.commands[name]) for name in names if not hasattr(fire.commands[name], "commands")]
+    package = tvrbench.cli.fire
+    order = [module.__name__ for module in (package.tables, package.samples, package.queries, package.labels, package.cache)]
+    assert len(set(modules)) == 4 and modules == sorted(modules, key=order.index)
+    assert names[-1] == "labels" and defining_module(fire.commands["labels"].commands["to-qrels"]) == labels.__name__
+
+
+def test_clickapi_names_the_errors_of_the_click_that_typer_runs(root):
+    with pytest.raises(clickapi.UsageError):
+        root.make_context("tvrbench", ["--no-such-option"])
+    with pytest.raises(clickapi.NoArgsIsHelpError):  # a group without a subcommand: its help
+        root.commands["fire"].make_context("fire", [])
+    assert issubclass(clickapi.NoArgsIsHelpError, clickapi.UsageError)
