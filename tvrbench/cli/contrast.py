@@ -41,9 +41,8 @@ DEVICE_HELP = (
 
 @dataclass(frozen=True)
 class ContrastOptions:
-    """The options every contrast generator takes, as given (``gender``, ``id``, ``verb``)."""
+    """The options every contrast generator takes beside its ``--captions`` (``gender``, ``id``, ``verb``), as given."""
 
-    captions: Path
     out: Path
     seed: Optional[int]
     lm: Optional[str]
@@ -62,12 +61,12 @@ class ContrastOptions:
         return dask_client(self.workers, self.scheduler)
 
 
-def contrast_options(kind: str, captions_use: str = "", lm_role: str = "the plausibility line"):
+def contrast_options(kind: str, lm_role: str = "the plausibility line"):
     """Give a contrast command the options of :class:`ContrastOptions`, declared once (``kind`` names
-    its settings file; ``captions_use`` and ``lm_role`` say what it takes from the captions and the LM);
-    it receives them in its ``given`` parameter."""
+    its settings file, ``lm_role`` says what its LM does); it receives them in its ``given`` parameter,
+    which stands where they go (after ``--captions`` and what the command reads with them, so that
+    a missing option is named in the order it always was)."""
     options = keyword_options(
-        ("captions", Path, captions_option(use=captions_use)),
         ("out", Path, OUT),
         ("seed", Optional[int], SEED),
         ("lm", Optional[str], lm_option(lm_role)),
@@ -92,14 +91,14 @@ def _report(out: Path, run) -> None:
 @selects_captions
 @reads_captions
 @contrast_options("gender")
-def gender(given: ContrastOptions, reading: CaptionsReading, selection: CaptionsSelection):
+def gender(reading: CaptionsReading, selection: CaptionsSelection, captions: Path = captions_option(), *, given: ContrastOptions):
     """Swap exactly one gendered noun (SPEC §5 table) and the pronouns of its gender."""
     from tvrbench.generators import gender_contrasts
     from tvrbench.generators.config import GenderConfig
 
     settings = given.settings(GenderConfig)
     with given.client() as client:
-        _, run = gender_contrasts(selection.apply(reading.read(given.captions), settings.seed), given.out, settings, client)
+        _, run = gender_contrasts(selection.apply(reading.read(captions), settings.seed), given.out, settings, client)
     _report(given.out, run)
 
 
@@ -107,12 +106,14 @@ def gender(given: ContrastOptions, reading: CaptionsReading, selection: Captions
 @writes(out=CONTRAST_OUT)
 @selects_captions
 @reads_captions
-@contrast_options("id", captions_use="Names in the text; optional 'movie' column.")
+@contrast_options("id")
 def person_id(
-    given: ContrastOptions,
     reading: CaptionsReading,
     selection: CaptionsSelection,
+    captions: Path = captions_option(use="Names in the text; optional 'movie' column."),
     characters: Path = typer.Option(..., "--characters", help="CSV with columns movie,name,gender."),
+    *,
+    given: ContrastOptions,
     train_captions: Optional[Path] = typer.Option(None, "--train-captions", help="Training captions: name frequencies for the rare-ID subset."),
 ):
     """Swap the first character name for another of the same movie and gender (later names: 50 %)."""
@@ -122,7 +123,7 @@ def person_id(
     settings = given.settings(PersonIdConfig)
     train = reading.read(train_captions, filter_videos=False) if train_captions else None
     with given.client() as client:
-        _, run = id_contrasts(selection.apply(reading.read(given.captions), settings.seed), characters, given.out, settings, train, client)
+        _, run = id_contrasts(selection.apply(reading.read(captions), settings.seed), characters, given.out, settings, train, client)
     _report(given.out, run)
 
 
@@ -132,9 +133,11 @@ def person_id(
 @reads_captions
 @contrast_options("verb", lm_role="the ranking and the perplexity filter (paper: gpt2-xl)")
 def verb(
-    given: ContrastOptions,
     reading: CaptionsReading,
     selection: CaptionsSelection,
+    captions: Path = captions_option(),
+    *,
+    given: ContrastOptions,
     generator: Optional[str] = typer.Option(None, "--generator", help="wordnet (offline) or t5. [default: wordnet]"),
     model: Optional[str] = typer.Option(None, "--model", help="T5 model, hub name or local folder (implies --generator t5). [default: t5-base]"),
     train_captions: Optional[Path] = typer.Option(
@@ -160,7 +163,7 @@ def verb(
     )
     train = reading.read(train_captions, filter_videos=False) if train_captions else None
     with given.client() as client:
-        _, run = verb_contrasts(selection.apply(reading.read(given.captions), settings.seed), given.out, settings, train, client)
+        _, run = verb_contrasts(selection.apply(reading.read(captions), settings.seed), given.out, settings, train, client)
     _report(given.out, run)
 
 
