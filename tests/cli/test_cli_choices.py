@@ -81,3 +81,23 @@ def test_the_choices_are_the_registries():
 
 def test_the_demo_builds_a_subset_of_the_mc_kinds():
     assert set(DEMO_MC_KINDS) < set(MC_KINDS)
+
+
+def test_each_shared_option_is_declared_once():
+    """Issue 40: ``--scores``, ``--captions``, ``--lm`` and the contrast commands' shared options are one
+    ``typer.Option`` each in the whole package (a factory's arguments say what a command uses them for),
+    so their wording cannot drift apart again."""
+    import ast
+    from pathlib import Path
+
+    import tvrbench
+
+    shared = ("--scores", "--captions", "--lm", "--seed", "--config", "--workers", "--scheduler")
+    declared = {flag: [] for flag in shared}
+    for path in sorted(Path(tvrbench.__file__).parent.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            called = node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
+            if called == "Option":
+                for flag in {arg.value for arg in node.args if isinstance(arg, ast.Constant)} & set(shared):
+                    declared[flag].append(f"{path.name}:{node.lineno}")
+    assert {flag: len(places) for flag, places in declared.items()} == dict.fromkeys(shared, 1), declared

@@ -1,5 +1,6 @@
-"""The one input layer (tvrbench.io.inputs): NAME=PATH, the score-reading rule, the sidecar rule,
-and that every command reading scores or captions goes through them."""
+"""The one input layer (tvrbench.io.inputs, tvrbench.evaluation.inputs): NAME=PATH, the score-reading
+rule, the sidecar rule, that every command reading scores or captions goes through them, and that a
+script reads and writes what ``evaluate`` does with the same calls."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ import pytest
 from tvrbench.cli import run
 from tvrbench.data import sample_path
 from tvrbench.errors import InputError
+from tvrbench.evaluation.inputs import EvaluationFiles, checkpoint_of, read_inputs
+from tvrbench.evaluation.settings import EvaluateSettings
 from tvrbench.io.captions import read_captions, read_video_ids
-from tvrbench.io.inputs import named_paths, split_named_path
+from tvrbench.io.inputs import CaptionsReading, named_paths, split_named_path
 from tvrbench.io.scores import open_scores
 from tvrbench.io.sidecars import sidecar_path
 from tvrbench.io.trec import write_run
@@ -59,6 +62,23 @@ def test_commands_refuse_a_duplicate_model_name_in_one_line(capsys, tmp_path):
         capsys.readouterr()
         assert run([*command, "--queries", CAPTIONS, "--videos", VIDEOS, "--scores", f"m={strong}", "--scores", f"m={strong}"]) == 2
         assert capsys.readouterr().err == ("tvrbench: error: --scores: the name 'm' is given twice; name each file with NAME=PATH\n")
+
+
+def test_a_script_evaluates_files_as_the_command_does(tmp_path):
+    """The API's reader, checkpoint name and per-query table are the command's: the same bytes, no glue to write again."""
+    strong = sample_path("scores_strong.npy")
+    assert run(["evaluate", "--queries", CAPTIONS, "--videos", VIDEOS, "--scores", str(strong), "--fire", FIRE,
+                "--json", str(tmp_path / "cli.json"), "--per-query", str(tmp_path / "cli.csv")]) == 0  # fmt: skip
+    files = EvaluationFiles(Path(CAPTIONS), Path(VIDEOS), scores=strong, fire=Path(FIRE))
+    inputs = files.read()
+    result = inputs.evaluate(EvaluateSettings())
+    result.write_per_query(tmp_path / "api.csv", inputs.captions)
+    assert (tmp_path / "api.csv").read_bytes() == (tmp_path / "cli.csv").read_bytes()
+    assert str(result.signature) == json.loads((tmp_path / "cli.json").read_text())["signature"]
+    assert files.checkpoint(tmp_path / "r.json") is None  # a .npy is read whole: nothing to resume
+    assert checkpoint_of(tmp_path / "r.json") == tmp_path / ".r.json.shards"
+    analysed = read_inputs(CaptionsReading(), Path(CAPTIONS), Path(VIDEOS), [f"m={strong}"], Path(FIRE))
+    assert np.array_equal(analysed.model[1], inputs.scores.values()) and analysed.dataset == inputs.signature_fields["fire_dataset"]
 
 
 # --------------------------------------------------------------------------- the score-reading rule

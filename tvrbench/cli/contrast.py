@@ -2,30 +2,79 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from tvrbench.cli import app
-from tvrbench.cli.inputs import LANGUAGE_MODELS, SEED, reads_captions, seed_option, selects_captions
+from tvrbench.cli.inputs import (
+    SCHEDULER,
+    SEED,
+    WORKERS,
+    bundle_options,
+    captions_option,
+    config_option,
+    keyword_options,
+    lm_option,
+    reads_captions,
+    seed_option,
+    selects_captions,
+)
 from tvrbench.cli.outputs import FILE, WHOLE_FOLDER, beside, writes
-from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
+from tvrbench.distributed import dask_client
 from tvrbench.errors import InputError
 from tvrbench.io.inputs import CaptionsReading, CaptionsSelection
 
 contrast = typer.Typer(help="Generate contrast captions: gender swaps, LSMDC person-ID swaps, verb-phrase swaps.", no_args_is_help=True)
 app.add_typer(contrast, name="contrast")
 
-CAPTIONS_HELP = "Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSFUSION CSV or MSRVTT_data.json."
 # The records, their sidecar and the partial file a rerun resumes from.
 CONTRAST_OUT = beside(".json", resumable=True)
-OUT_HELP = "Output JSONL, one record per contrast; signature and counts go to OUT.json. Resumes an interrupted run."
-PLAUSIBILITY_LM_HELP = f"Language model of the plausibility line: {LANGUAGE_MODELS}. [default: auto]"
+OUT = typer.Option(..., "--out", help="Output JSONL, one record per contrast; signature and counts go to OUT.json. Resumes an interrupted run.")
 DEVICE_HELP = (
     "Where T5, a causal LM and the sentence model run: auto (the GPU when torch sees one, bf16/fp16 where safe, named in the signature), "
     "cpu (float32: the same bytes on any machine) or cuda."
 )
+
+
+@dataclass(frozen=True)
+class ContrastOptions:
+    """The options every contrast generator takes beside its ``--captions`` (``gender``, ``id``, ``verb``), as given."""
+
+    out: Path
+    seed: Optional[int]
+    lm: Optional[str]
+    config: Optional[Path]
+    workers: Optional[int]
+    scheduler: Optional[str]
+
+    def settings(self, model, **overrides):
+        """The generator's settings: ``--config`` (or the defaults) with these options and ``overrides`` over it."""
+        from tvrbench.generators.config import load_config
+
+        return load_config(self.config, model, seed=self.seed, lm=self.lm, **overrides)
+
+    def client(self):
+        """The Dask client of ``--workers`` / ``--scheduler`` (None: this process)."""
+        return dask_client(self.workers, self.scheduler)
+
+
+def contrast_options(kind: str, lm_role: str = "the plausibility line"):
+    """Give a contrast command the options of :class:`ContrastOptions`, declared once (``kind`` names
+    its settings file, ``lm_role`` says what its LM does); it receives them in its ``given`` parameter,
+    which stands where they go (after ``--captions`` and what the command reads with them, so that
+    a missing option is named in the order it always was)."""
+    options = keyword_options(
+        ("out", Path, OUT),
+        ("seed", Optional[int], SEED),
+        ("lm", Optional[str], lm_option(lm_role)),
+        ("config", Optional[Path], config_option(f"configs/contrast/{kind}.yaml")),
+        ("workers", Optional[int], WORKERS),
+        ("scheduler", Optional[str], SCHEDULER),
+    )
+    return lambda command: bundle_options(command, "given", options, ContrastOptions)
 
 
 def _report(out: Path, run) -> None:
@@ -41,99 +90,81 @@ def _report(out: Path, run) -> None:
 @writes(out=CONTRAST_OUT)
 @selects_captions
 @reads_captions
-def gender(
-    reading: CaptionsReading,
-    selection: CaptionsSelection,
-    captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP),
-    out: Path = typer.Option(..., "--out", help=OUT_HELP),
-    seed: Optional[int] = SEED,
-    lm: Optional[str] = typer.Option(None, "--lm", help=PLAUSIBILITY_LM_HELP),
-    config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/gender.yaml)."),
-    workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
-):
+@contrast_options("gender")
+def gender(reading: CaptionsReading, selection: CaptionsSelection, captions: Path = captions_option(), *, given: ContrastOptions):
     """Swap exactly one gendered noun (SPEC §5 table) and the pronouns of its gender."""
     from tvrbench.generators import gender_contrasts
-    from tvrbench.generators.config import GenderConfig, load_config
+    from tvrbench.generators.config import GenderConfig
 
-    settings = load_config(config, GenderConfig, seed=seed, lm=lm)
-    with dask_client(workers, scheduler) as client:
-        _, run = gender_contrasts(selection.apply(reading.read(captions), settings.seed), out, settings, client)
-    _report(out, run)
+    settings = given.settings(GenderConfig)
+    with given.client() as client:
+        _, run = gender_contrasts(selection.apply(reading.read(captions), settings.seed), given.out, settings, client)
+    _report(given.out, run)
 
 
 @contrast.command("id")
 @writes(out=CONTRAST_OUT)
 @selects_captions
 @reads_captions
+@contrast_options("id")
 def person_id(
     reading: CaptionsReading,
     selection: CaptionsSelection,
-    captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP + " Names in the text; optional 'movie' column."),
+    captions: Path = captions_option(use="Names in the text; optional 'movie' column."),
     characters: Path = typer.Option(..., "--characters", help="CSV with columns movie,name,gender."),
-    out: Path = typer.Option(..., "--out", help=OUT_HELP),
+    *,
+    given: ContrastOptions,
     train_captions: Optional[Path] = typer.Option(None, "--train-captions", help="Training captions: name frequencies for the rare-ID subset."),
-    seed: Optional[int] = SEED,
-    lm: Optional[str] = typer.Option(None, "--lm", help=PLAUSIBILITY_LM_HELP),
-    config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/id.yaml)."),
-    workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
 ):
     """Swap the first character name for another of the same movie and gender (later names: 50 %)."""
     from tvrbench.generators import id_contrasts
-    from tvrbench.generators.config import PersonIdConfig, load_config
+    from tvrbench.generators.config import PersonIdConfig
 
-    settings = load_config(config, PersonIdConfig, seed=seed, lm=lm)
+    settings = given.settings(PersonIdConfig)
     train = reading.read(train_captions, filter_videos=False) if train_captions else None
-    with dask_client(workers, scheduler) as client:
-        _, run = id_contrasts(selection.apply(reading.read(captions), settings.seed), characters, out, settings, train, client)
-    _report(out, run)
+    with given.client() as client:
+        _, run = id_contrasts(selection.apply(reading.read(captions), settings.seed), characters, given.out, settings, train, client)
+    _report(given.out, run)
 
 
 @contrast.command()
 @writes(out=CONTRAST_OUT)
 @selects_captions
 @reads_captions
+@contrast_options("verb", lm_role="the ranking and the perplexity filter (paper: gpt2-xl)")
 def verb(
     reading: CaptionsReading,
     selection: CaptionsSelection,
-    captions: Path = typer.Option(..., "--captions", help=CAPTIONS_HELP),
-    out: Path = typer.Option(..., "--out", help=OUT_HELP),
+    captions: Path = captions_option(),
+    *,
+    given: ContrastOptions,
     generator: Optional[str] = typer.Option(None, "--generator", help="wordnet (offline) or t5. [default: wordnet]"),
     model: Optional[str] = typer.Option(None, "--model", help="T5 model, hub name or local folder (implies --generator t5). [default: t5-base]"),
-    lm: Optional[str] = typer.Option(
-        None, "--lm", help=f"Language model of the ranking and the perplexity filter: {LANGUAGE_MODELS} (paper: gpt2-xl). [default: auto]"
-    ),
     train_captions: Optional[Path] = typer.Option(
         None,
         "--train-captions",
         help="Training captions: the verb-frequency filter counts in them (else the LM's unigrams), and their verbs join the pool.",
     ),
-    seed: Optional[int] = SEED,
-    config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/verb.yaml)."),
     preset: Optional[str] = typer.Option(
         None, "--preset", help="park2022: Park et al.'s settings (T5, gpt2-xl, their thresholds; docs/contrast.md); --config and flags win."
     ),
     device: Optional[str] = typer.Option(None, "--device", help=DEVICE_HELP + " [default: auto]"),
-    workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
 ):
     """Replace one verb phrase: verbs that fit, drawn in a seeded order, judged by a language model, through Park et al.'s filters."""
     from tvrbench.generators import verb_contrasts
-    from tvrbench.generators.config import VerbConfig, load_config
+    from tvrbench.generators.config import VerbConfig
 
     if generator is not None and generator not in ("wordnet", "t5"):
         raise InputError(None, f"unknown --generator {generator!r}; choose wordnet or t5")
     if model is not None and generator == "wordnet":
         raise InputError(None, "--model names a T5 model; it cannot go with --generator wordnet")
-    settings = load_config(
-        config, VerbConfig, generator="t5" if model is not None else generator, lm=lm, seed=seed, preset=preset, device=device,
-        t5=None if model is None else {"model": model},
-    )  # fmt: skip
+    settings = given.settings(
+        VerbConfig, generator="t5" if model is not None else generator, preset=preset, device=device, t5=None if model is None else {"model": model}
+    )
     train = reading.read(train_captions, filter_videos=False) if train_captions else None
-    with dask_client(workers, scheduler) as client:
-        _, run = verb_contrasts(selection.apply(reading.read(captions), settings.seed), out, settings, train, client)
-    _report(out, run)
+    with given.client() as client:
+        _, run = verb_contrasts(selection.apply(reading.read(captions), settings.seed), given.out, settings, train, client)
+    _report(given.out, run)
 
 
 @contrast.command("finetune-t5")
@@ -144,7 +175,7 @@ def finetune_t5(
     train_captions: Path = typer.Option(..., "--train-captions", help="Training captions whose verb phrases T5 learns to fill."),
     out: Path = typer.Option(..., "--out", help="Folder for the fine-tuned model (written complete or not at all)."),
     model: str = typer.Option("t5-base", "--model", help="T5 model to start from, hub name or local folder."),
-    config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/contrast/finetune-t5.yaml)."),
+    config: Optional[Path] = config_option("configs/contrast/finetune-t5.yaml"),
     seed: Optional[int] = seed_option("Random seed: the same seed gives the same weights. [default: 0]"),
     device: Optional[str] = typer.Option(None, "--device", help=DEVICE_HELP + " [default: auto]"),
 ):
@@ -169,7 +200,7 @@ def finetune_t5(
 def review_kit(
     reading: CaptionsReading,
     contrasts: list[str] = typer.Option(..., "--contrast", help="NAME=FILE: a set to review (JSONL of `contrast`, or an MC split); repeatable."),
-    captions: Path = typer.Option(..., "--captions", help="Captions the real-caption controls are drawn from (" + CAPTIONS_HELP + ")"),
+    captions: Path = captions_option(use="The real-caption controls are drawn from them."),
     out: Path = typer.Option(..., "--out", help="The kit folder: reader/ (form.html, sentences.csv, instructions.md) and the hidden key.json."),
     references: list[str] = typer.Option([], "--reference", help="NAME=FILE: another set shown as a control, e.g. a human-written split."),
     per_source: int = typer.Option(50, "--per-source", min=1, help="Sentences sampled from each contrast and reference set."),

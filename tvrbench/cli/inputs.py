@@ -1,37 +1,73 @@
 """The options every command shares, declared once, and the thin glue that reads them.
 
-Commands that read captions take ``--format``, ``--video-list`` and ``--trust-pickle`` through
-:func:`reads_captions`; commands that read FIRE labels take ``--fire-dataset`` (alias ``--dataset``);
-the commands over models (``evaluate``, the fire analyses) take their whole input block from :mod:`tvrbench.cli.models`.
-A choice lists the names of the library's registry (captions formats, similarities, label rules),
-never a copy of them. The reading itself (``NAME=PATH``, scores, FIRE dataset, relevance) is :mod:`tvrbench.io.inputs`.
+An option that several commands take is one object or one factory here (``--scores``, ``--captions``,
+``--lm``, ``--seed``, ``--config``, ``--workers``, ``--scheduler``); where a command uses it for
+something of its own, a factory's argument says so, in one wording. Commands that read captions take
+``--format``, ``--video-list`` and ``--trust-pickle`` through :func:`reads_captions`; commands that read
+FIRE labels take ``--fire-dataset`` (alias ``--dataset``); the commands over models (``evaluate``, the
+fire analyses) take their whole input block from :mod:`tvrbench.cli.models`. A choice lists the names
+of the library's registry (captions formats, similarities, label rules), never a copy of them. The
+reading itself is the API's: ``NAME=PATH`` and captions in :mod:`tvrbench.io.inputs`, a model's
+scores and labels in :mod:`tvrbench.evaluation.inputs` (imported by the commands when they run: it
+loads scipy).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import typer
 
+from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP
 from tvrbench.errors import InputError
 from tvrbench.evaluation.choices import AP_VARIANTS, TIE_RULES, listed
 from tvrbench.evaluation.fire.pairs import RULES as LABEL_RULES
 from tvrbench.io.captions import FORMATS as CAPTIONS_FORMATS
-from tvrbench.io.inputs import CaptionsReading, CaptionsSelection, default_name, open_named_scores, read_fire_dataset, split_named_path
-from tvrbench.io.outputs import safe_name
-from tvrbench.io.scores import SIMILARITIES, ScoreSource
+from tvrbench.io.inputs import CaptionsReading, CaptionsSelection
+from tvrbench.io.scores import SIMILARITIES
 
 # What a --lm option takes (tvrbench.lm.models.load_language_model).
 LANGUAGE_MODELS = (
     "auto (gemma3-270m if installed, else smollm2, else ngram), gemma3-270m or smollm2 (neural, installed offline), "
     "ngram (CMU's trigram model, offline), a .gguf file, an n-gram file (.arpa, .lm.bin) or a causal LM name or path"
 )
+CAPTIONS_FORMS = "CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSFUSION CSV or MSRVTT_data.json"
+SCORE_FORMS = "a .npy score matrix (rows = captions, columns = videos) or a TREC run"
+
+
+def _help(text: str, use: str) -> str:
+    return f"{text} {use}" if use else text
+
+
+def scores_option(default=None, *, one: bool = False, use: str = "", help: Optional[str] = None):
+    """``--scores``, declared once: the ``NAME=PATH`` of each model (repeatable), or of ``one`` model
+    (``NAME=`` optional), in :data:`SCORE_FORMS`; ``use`` says what the command does with them. Only
+    scores that are not a model's over captions × videos (``mc score``'s, per option) have their own ``help``."""
+    models = f"The model's scores: {SCORE_FORMS}; NAME=PATH allowed." if one else f"NAME=PATH of a model's scores: {SCORE_FORMS}; repeatable."
+    return typer.Option(default, "--scores", help=help or _help(models, use))
+
+
+def captions_option(default=..., use: str = ""):
+    """``--captions``, declared once, in any of the forms :data:`CAPTIONS_FORMS` names; ``use`` says what the command takes from them."""
+    return typer.Option(default, "--captions", help=_help(f"Captions: {CAPTIONS_FORMS}.", use))
+
+
+def lm_option(role: str, default: Optional[str] = None):
+    """``--lm``, declared once: the language model of ``role``. ``None`` lets a config file's model stand
+    (the settings' default is ``auto``), so the help names it."""
+    return typer.Option(default, "--lm", help=f"Language model of {role}: {LANGUAGE_MODELS}." + (" [default: auto]" if default is None else ""))
+
+
+def config_option(example: str):
+    """``--config``, declared once; ``example`` is the settings file to copy (every command lays its flags over the file's values)."""
+    return typer.Option(None, "--config", help=f"YAML settings (see {example}); flags win.")
+
+
+WORKERS = typer.Option(None, "--workers", min=1, help=WORKERS_HELP)
+SCHEDULER = typer.Option(None, "--scheduler", help=SCHEDULER_HELP)
 FIRE_DATASET = typer.Option(
     None, "--fire-dataset", "--dataset", help="Dataset of the FIRE file to use (MSRVTT, MSVD) [default: the one matching the captions]."
 )
@@ -56,7 +92,7 @@ SEED = seed_option()
 # The engine's ranking settings, shared by ``evaluate`` and ``fire compare`` (the defaults: the first choice).
 TIES = typer.Option(None, "--ties", help=f"Equal scores: {listed(TIE_RULES)} (default: {TIE_RULES[0]}).")
 AP = typer.Option(None, "--ap", help=f"AP variant: {listed(AP_VARIANTS)} (default: {AP_VARIANTS[0]}; fire: the top 20, as the FIRE code).")
-CONFIG = typer.Option(None, "--config", help="YAML settings (a copy of configs/fire.yaml).")
+CONFIG = config_option("configs/fire.yaml")
 JSON_OUT = typer.Option(None, "--json", help="Write the results as JSON here.")
 PLOTS = typer.Option(None, "--plots", help="Write the figure(s) as PNG and SVG into this folder.")
 
@@ -148,102 +184,3 @@ def split_list(text: Optional[str], convert=str) -> Optional[list]:
         return [convert(part.strip()) for part in text.split(",") if part.strip()]
     except ValueError:
         raise InputError(None, f"cannot read {text!r} as a comma-separated list") from None
-
-
-@dataclass
-class Inputs:
-    """The files a command was given, read; ``sources`` names them for the result's signature."""
-
-    captions: object
-    video_ids: list[str]
-    scores: dict[str, ScoreSource]
-    labels: object  # FireLabels or None
-    sources: dict[str, Optional[Path] | list[Path]]  # scores: one file per --scores, in the order given
-
-    @cached_property
-    def models(self) -> dict[str, np.ndarray | ScoreSource]:
-        """Scores by model name: each matrix read whole, every value checked; embeddings stay a source,
-        scored block by block (only the analyses that take them through the engine are given them)."""
-        return {name: scores if scores.computed else scores.values() for name, scores in self.scores.items()}
-
-    @cached_property
-    def judgments(self):
-        """Original and FIRE labels over captions × videos (built on first use)."""
-        from tvrbench.evaluation import Judgments
-
-        return Judgments.build(self.captions, self.video_ids, fire=self.labels, videos_source=str(self.sources["videos"]))
-
-    @property
-    def model(self) -> tuple[str, np.ndarray]:
-        """The one model given."""
-        ((name, matrix),) = self.models.items()
-        return name, matrix
-
-    @property
-    def dataset(self) -> str:
-        """The FIRE dataset's name (it names figures)."""
-        return self.labels.datasets()[0]
-
-    def pair(self, analysis: str = "this figure") -> dict[str, np.ndarray]:
-        """The two models given, which ``analysis`` compares."""
-        if len(self.models) != 2:
-            raise InputError(None, f"{analysis} compares two models: give --scores exactly twice")
-        return self.models
-
-
-@dataclass(frozen=True)
-class Embeddings:
-    """The models a command was given as embeddings: the k-th ``--text-embeddings`` with the k-th
-    ``--video-embeddings``, named by the ``NAME=`` of either (the same if both) or the text file's name."""
-
-    text: list[str]
-    video: list[str]
-    similarity: str = "dot"
-
-    def read(self, caption_ids: list[str], video_ids: list[str]) -> dict[str, ScoreSource]:
-        from tvrbench.io.scores import open_scores
-
-        if len(self.text) != len(self.video):
-            raise InputError(None, "give --video-embeddings once for each --text-embeddings: the k-th of each are one model")
-        models = {}
-        for text, video in zip(self.text, self.video):
-            text_name, text_path = split_named_path(text, "--text-embeddings")
-            video_name, video_path = split_named_path(video, "--video-embeddings")
-            if text_name and video_name and text_name != video_name:
-                raise InputError(None, f"--text-embeddings {text_name} is paired with --video-embeddings {video_name}: give them in the same order")
-            name = text_name or video_name or default_name(text_path)
-            if name in models:
-                raise InputError(None, f"--text-embeddings: the name {name!r} is given twice; name each model with NAME=PATH")
-            models[name] = open_scores((text_path, video_path), caption_ids, video_ids, self.similarity)
-        return models
-
-
-def read_inputs(
-    reading: CaptionsReading,
-    queries: Path,
-    videos: Path,
-    scores: list[str] = (),
-    fire: Optional[Path] = None,
-    dataset: Optional[str] = None,
-    fire_required: bool = True,
-    embeddings: Embeddings | None = None,
-) -> Inputs:
-    """Captions, video ids, the ``--scores`` models and those given as ``embeddings`` (their names
-    name plot files), and the FIRE labels of one dataset (``None`` when optional and not given)."""
-    from tvrbench.io.captions import read_video_ids
-
-    if embeddings is not None and not (scores or embeddings.text or embeddings.video):
-        raise InputError(None, "give a model: --scores, or --text-embeddings and --video-embeddings")
-    captions, video_ids = reading.read(queries), read_video_ids(videos)
-    models = open_named_scores(scores or (), "--scores", captions.caption_ids, video_ids)
-    score_files = [model.source for model in models.values()]  # embeddings: the engine signs them
-    for name, model in (embeddings.read(captions.caption_ids, video_ids) if embeddings else {}).items():
-        if name in models:
-            raise InputError(None, f"the model name {name!r} is given to --scores and to --text-embeddings; name each model with NAME=PATH")
-        models[name] = model
-    for name in models:
-        safe_name(name, "model name (it names plot files)")
-    if fire is None and fire_required:
-        raise InputError(None, "this analysis needs FIRE labels: give --fire F.json")
-    labels = None if fire is None else read_fire_dataset(fire, captions, dataset)
-    return Inputs(captions, video_ids, models, labels, {"queries": queries, "videos": videos, "scores": score_files, "fire": fire})

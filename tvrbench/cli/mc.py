@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
-from tvrbench.cli.inputs import LANGUAGE_MODELS, SEED, reads_captions, seed_option
+from tvrbench.cli.inputs import SEED, captions_option, config_option, lm_option, reads_captions, scores_option, seed_option
 from tvrbench.cli.outputs import FILE, beside, writes
 from tvrbench.io.inputs import CaptionsReading
 from tvrbench.mc.build import MC_KINDS
@@ -30,14 +30,14 @@ def _settings(config: Optional[Path], seed: Optional[int], same_movie: bool = Fa
 @reads_captions
 def build(
     reading: CaptionsReading,
-    captions: Path = typer.Option(..., "--captions", help="Captions; each video's first caption is its positive."),
+    captions: Path = captions_option(use="Each video's first caption is its positive."),
     kind: str = typer.Option(..., "--kind", help=f"{', '.join(MC_KINDS[:-1])} or {MC_KINDS[-1]}."),
     out: Path = typer.Option(..., "--out", help="MC TSV (clip, ending0..ending4, label); settings go to OUT.json."),
     contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records (JSONL) of --kind, for gender / verb / id."),
     reviewed: Optional[Path] = typer.Option(None, "--reviewed", help="Review of --contrast (review-score --json): leave out what a reader rejected."),
     same_movie: bool = typer.Option(False, "--same-movie", help="Negatives from other clips of the same movie (LSMDC)."),
     seed: Optional[int] = SEED,
-    config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/mc.yaml)."),
+    config: Optional[Path] = config_option("configs/mc.yaml"),
 ):
     """5 options, 1 positive; a contrast MC swaps one random negative for a contrast of the positive."""
     from tvrbench.mc.build import build_mc_file
@@ -72,17 +72,17 @@ def score(
     reading: CaptionsReading,
     mc_path: Path = typer.Option(..., "--mc", help="MC TSV (its OUT.json sidecar, if present, names the contrast options)."),
     json_out: Path = typer.Option(..., "--json", help="Result JSON: accuracy, ties, n, subsets, signature."),
-    scores: Optional[Path] = typer.Option(None, "--scores", help=".npy, one row per instance, one score per option."),
+    scores: Optional[Path] = scores_option(help=".npy, one row per instance, one score per option."),
     scorer: Optional[str] = typer.Option(
         None,
         "--scorer",
         help=f"A built-in text-only scorer (no video): {' or '.join(SCORERS)}. "
         "blind: sentence embeddings; lm: the option a language model finds most probable.",
     ),
-    lm: Optional[str] = typer.Option(None, "--lm", help=f"The lm scorer's language model: {LANGUAGE_MODELS} (default: auto)."),
-    captions: Optional[Path] = typer.Option(None, "--captions", help="Captions whose other captions of a video the blind scorer may use."),
+    lm: Optional[str] = lm_option("the lm scorer"),
+    captions: Optional[Path] = captions_option(None, use="Other captions of a video the blind scorer may use."),
     contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records: antonym (Table 5) and rare-ID (Table 4) subsets."),
-    config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/mc.yaml)."),
+    config: Optional[Path] = config_option("configs/mc.yaml"),
 ):
     """Accuracy (positive strictly highest) and tie rate, overall and on the paper's subsets."""
     from tvrbench.cli.outputs import write_result
@@ -100,7 +100,7 @@ def audit(
     reference: Optional[Path] = typer.Option(None, "--reference", help="Another contrast MC TSV, audited beside it (e.g. a human-written split)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Result JSON: every figure of both splits, signature."),
     seed: int = seed_option("Seed of the pair orientations and the folds.", default=0),
-    lm: str = typer.Option("auto", "--lm", help=f"Language model of the LM preference and the lm scorer: {LANGUAGE_MODELS}."),
+    lm: str = lm_option("the LM preference and the lm scorer", default="auto"),
 ):
     """Can the contrast be told from the positive by text alone? Hypothesis-only baseline, substitute words, LM preference, text-only scorers."""
     from tvrbench.cli.outputs import write_result

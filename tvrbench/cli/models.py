@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -15,26 +15,23 @@ from tvrbench.cli.inputs import (
     ONE_TEXT_EMBEDDINGS,
     ONE_VIDEO_EMBEDDINGS,
     SIMILARITY,
-    Embeddings,
-    Inputs,
     bundle_options,
     keyword_options,
-    read_inputs,
     reads_captions,
+    scores_option,
 )
 from tvrbench.errors import InputError
 from tvrbench.io.inputs import CaptionsReading
 
+if TYPE_CHECKING:
+    from tvrbench.evaluation.inputs import Embeddings, Inputs
+
 QUERIES = typer.Option(..., "--queries", help="Captions (rows of the score matrices): CSV/TSV/JSONL or MSR-VTT files.")
 VIDEOS = typer.Option(..., "--videos", help="Video ids, one per line, in score-matrix column order.")
-SCORES = typer.Option(..., "--scores", help="NAME=PATH of a model's .npy score matrix or TREC run; repeatable.")
-ONE_MODEL = typer.Option(..., "--scores", help="The model's .npy score matrix or TREC run (NAME=PATH allowed).")
-MODELS = typer.Option(None, "--scores", help="NAME=PATH of a model's .npy score matrix or TREC run; repeatable.")
 TEXT_EMBEDDINGS = typer.Option(
     None, "--text-embeddings", help="A model as embeddings: [NAME=]caption embeddings (.npy, .zarr or a folder of .npy row shards); repeatable."
 )
 VIDEO_EMBEDDINGS = typer.Option(None, "--video-embeddings", help="The video embeddings of the k-th --text-embeddings' model, in the same forms.")
-ONE_MODEL_OR_EMBEDDINGS = typer.Option(None, "--scores", help="The model's .npy score matrix or TREC run (NAME=PATH allowed).")
 FIRE_FILE = typer.Option(None, "--fire", help="FIRE JSON file.")
 FIRE_REQUIRED = typer.Option(..., "--fire", help="FIRE JSON file.")
 
@@ -54,10 +51,14 @@ class ModelInputs:
     embeddings: Embeddings | None
 
     def read(self) -> Inputs:
+        from tvrbench.evaluation.inputs import read_inputs
+
         return read_inputs(self.reading, self.queries, self.videos, self.scores, self.fire, self.dataset, self.fire_required, self.embeddings)
 
 
 def _many_or_embeddings(scores: Optional[list[str]], text_embeddings: Optional[list[str]], video_embeddings: Optional[list[str]], similarity: str):
+    from tvrbench.evaluation.inputs import Embeddings
+
     return scores, Embeddings(text_embeddings or [], video_embeddings or [], similarity)
 
 
@@ -66,18 +67,21 @@ def _one_or_embeddings(scores: Optional[str], text_embeddings: Optional[str], vi
     embedded = text_embeddings is not None or video_embeddings is not None
     if embedded == (scores is not None) or embedded and None in (text_embeddings, video_embeddings):
         raise InputError(None, "give --scores, or --text-embeddings and --video-embeddings")
+    from tvrbench.evaluation.inputs import Embeddings
+
     return [scores] if scores else [], Embeddings(
         [text_embeddings] if text_embeddings else [], [video_embeddings] if video_embeddings else [], similarity
     )
 
 
-# The forms of --scores a command over models takes: its options, and their values as (NAME=PATH list, embeddings).
+# The forms of --scores a command over models takes: (its type, its default, one model?), the
+# embedding options beside it, and their values as (NAME=PATH list, embeddings).
 MODEL_FORMS = {
-    "many": (keyword_options(("scores", list[str], SCORES)), lambda scores: (scores, None)),
-    "one": (keyword_options(("scores", str, ONE_MODEL)), lambda scores: ([scores], None)),
+    "many": ((list[str], ..., False), [], lambda scores: (scores, None)),
+    "one": ((str, ..., True), [], lambda scores: ([scores], None)),
     "many_or_embeddings": (
+        (Optional[list[str]], None, False),
         keyword_options(
-            ("scores", Optional[list[str]], MODELS),
             ("text_embeddings", Optional[list[str]], TEXT_EMBEDDINGS),
             ("video_embeddings", Optional[list[str]], VIDEO_EMBEDDINGS),
             ("similarity", str, SIMILARITY),
@@ -85,8 +89,8 @@ MODEL_FORMS = {
         _many_or_embeddings,
     ),
     "one_or_embeddings": (
+        (Optional[str], None, True),
         keyword_options(
-            ("scores", Optional[str], ONE_MODEL_OR_EMBEDDINGS),
             ("text_embeddings", Optional[str], ONE_TEXT_EMBEDDINGS),
             ("video_embeddings", Optional[str], ONE_VIDEO_EMBEDDINGS),
             ("similarity", str, SIMILARITY),
@@ -96,15 +100,13 @@ MODEL_FORMS = {
 }
 
 
-def reads_models(models: str = "many", fire: str | None = "required", scores_help: str | None = None, fire_help: str | None = None):
+def reads_models(models: str = "many", fire: str | None = "required", scores_use: str = "", fire_help: str | None = None):
     """Give a command the input block of a command over models, declared once: ``--queries``,
-    ``--videos``, the ``models`` form of ``--scores`` (one of :data:`MODEL_FORMS`), ``--fire``
-    (``required``, ``optional`` or ``None`` for none) with ``--fire-dataset``, and the captions
-    options; it receives them as one :class:`ModelInputs` in its ``given`` parameter."""
-    model_options, split_models = MODEL_FORMS[models]
-    model_options = list(model_options)
-    if scores_help:
-        model_options[0] = model_options[0].replace(default=typer.Option(model_options[0].default.default, "--scores", help=scores_help))
+    ``--videos``, the ``models`` form of ``--scores`` (one of :data:`MODEL_FORMS`; ``scores_use`` says
+    what the command does with them), ``--fire`` (``required``, ``optional`` or ``None`` for none) with
+    ``--fire-dataset``, and the captions options; it receives them as one :class:`ModelInputs` in its ``given`` parameter."""
+    (kind, default, one), embedding_options, split_models = MODEL_FORMS[models]
+    model_options = [*keyword_options(("scores", kind, scores_option(default, one=one, use=scores_use))), *embedding_options]
     fire_option = {"required": FIRE_REQUIRED, "optional": FIRE_FILE, None: None}[fire]
     if fire_help:
         fire_option = typer.Option(fire_option.default, "--fire", help=fire_help)

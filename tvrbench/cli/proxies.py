@@ -10,9 +10,9 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
-from tvrbench.cli.inputs import reads_captions
+from tvrbench.cli.inputs import SCHEDULER, WORKERS, captions_option, config_option, reads_captions
 from tvrbench.cli.outputs import Writes, partial, writes
-from tvrbench.distributed import SCHEDULER_HELP, WORKERS_HELP, dask_client
+from tvrbench.distributed import dask_client
 from tvrbench.io.inputs import CaptionsReading, named_paths
 from tvrbench.io.sidecars import sidecar_path
 from tvrbench.proxies.matrix import LEVELS, PROXIES
@@ -38,9 +38,7 @@ Level = Enum("Level", {name: name for name in LEVELS}, type=str)
 @reads_captions
 def proxies(
     reading: CaptionsReading,
-    captions: Path = typer.Option(
-        ..., "--captions", help="Captions: CSV/TSV/JSONL (caption_id,text,video_id), MSR-VTT JSFUSION CSV or MSRVTT_data.json."
-    ),
+    captions: Path = captions_option(),
     proxy: Proxy = typer.Option(..., "--proxy", help="bow, pos, syn, met (METEOR), embedding (sentence-embedding cosine) or visual."),
     out: Path = typer.Option(
         ...,
@@ -52,7 +50,7 @@ def proxies(
     spacy_model: Optional[str] = typer.Option(
         None, "--spacy-model", help="spaCy pipeline (installed package name or path). [default: en_core_web_sm]"
     ),
-    config: Optional[Path] = typer.Option(None, "--config", help="YAML settings (see configs/proxies.yaml)."),
+    config: Optional[Path] = config_option("configs/proxies.yaml"),
     features: Optional[Path] = typer.Option(
         None, "--features", help="Video features .npy (videos x dims, in order of first appearance) for --proxy visual."
     ),
@@ -66,8 +64,8 @@ def proxies(
     block_mb: Optional[int] = typer.Option(None, "--block-mb", min=1, help="Memory budget of one block of rows, MiB."),
     n_process: Optional[int] = typer.Option(None, "--n-process", min=1, help="spaCy worker processes."),
     batch_size: Optional[int] = typer.Option(None, "--batch-size", min=1, help="spaCy batch size."),
-    workers: Optional[int] = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: Optional[int] = WORKERS,
+    scheduler: Optional[str] = SCHEDULER,
 ):
     """Build a semantic-similarity relevance matrix from captions (Wray et al. §4.4) for nDCG."""
     from tvrbench.proxies import build_proxy, load_config, write_proxy

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
-from tvrbench.cli.inputs import PLOTS, reads_captions, seed_option
+from tvrbench.cli.inputs import PLOTS, captions_option, reads_captions, scores_option, seed_option
 from tvrbench.cli.outputs import FILE, FOLDER, Writes, beside, mark_beside, writes
 from tvrbench.errors import InputError
 from tvrbench.io.inputs import CaptionsReading, named_paths
@@ -81,7 +81,7 @@ def study_curve(
 @study.command("gmr")
 @writes(plots=FOLDER, plot=GMR_PLOTS, json_out=FILE)
 def study_gmr(
-    scores: list[str] = typer.Option(..., "--scores", help="NAME=S.npy (repeatable): model scores (.npy or TREC run), captions x videos."),
+    scores: list[str] = scores_option(...),
     relevance: Path = typer.Option(..., "--relevance", help="Video-level SYN matrix (videos x captions) from tvrbench proxies."),
     threshold: float = typer.Option(0.8, "--threshold", callback=_similarity, help="Items with S > threshold count as equivalent."),
     plots: Optional[Path] = PLOTS,
@@ -114,7 +114,7 @@ def study_correlation(
 def study_human_kit(
     reading: CaptionsReading,
     matrix: Path = VIDEO_MATRIX,
-    captions: Path = typer.Option(..., "--captions", help="The captions file the matrix was built from."),
+    captions: Path = captions_option(use="The file the matrix was built from."),
     out: Path = typer.Option(..., "--out", help="Kit CSV: video_id, presented, caption_id, text, slot, proxy_score."),
     videos: int = typer.Option(100, "--videos", min=1),
     seed: int = STUDY_SEED,

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from tvrbench.cli import app
-from tvrbench.cli.inputs import FIRE_DATASET, reads_captions
+from tvrbench.cli.inputs import FIRE_DATASET, reads_captions, scores_option
 from tvrbench.cli.outputs import FILE, writes
 from tvrbench.errors import InputError
 from tvrbench.io.files import read_json
@@ -108,7 +108,7 @@ def report(
     plots: list[Path] = typer.Option([], "--plots", help="Image file or directory of PNG/SVG plots (repeatable)."),
     queries: Optional[Path] = typer.Option(None, "--queries", help="Captions, for the per-query viewer."),
     videos: Optional[Path] = typer.Option(None, "--videos", help="Video ids in the column order of the scores."),
-    scores: list[str] = typer.Option([], "--scores", help="NAME=S.npy or a TREC run (repeatable): the models in the viewer."),
+    scores: list[str] = scores_option([], use="The models in the viewer."),
     fire: Optional[Path] = typer.Option(None, "--fire", help="FIRE labels for the viewer's FIRE column."),
     fire_dataset: Optional[str] = FIRE_DATASET,
     relevance: Optional[Path] = typer.Option(None, "--relevance", help="Graded relevance (a proxy from tvrbench proxies, any form) for the viewer."),
@@ -137,8 +137,8 @@ def report(
         if queries is None or videos is None:
             raise InputError("--scores", "the viewer needs --queries and --videos too")
         from tvrbench.evaluation import Judgments
+        from tvrbench.evaluation.inputs import open_named_scores, read_fire_dataset
         from tvrbench.io.captions import read_video_ids
-        from tvrbench.io.inputs import open_named_scores, read_fire_dataset
         from tvrbench.io.relevance import load_relevance
         from tvrbench.report import viewer_payload
 

@@ -15,7 +15,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "tvrbench.io.scores": ("EmbeddingScores", "embedding_scores", "open_scores"),
         "choices": ("AP_VARIANTS", "FUSION_POLICIES", "NDCG_VARIANTS", "TIE_RULES"),
         "engine": ("EvaluationResult", "EvaluationRun", "evaluate", "evaluation_result"),
-        "files": ("EvaluationFiles", "EvaluationInputs"),
+        "inputs": ("Embeddings", "EvaluationFiles", "EvaluationInputs", "Inputs", "checkpoint_of", "read_inputs"),
         "labels": ("Judgments",),
         "metrics": ("DEFAULT_METRICS", "Composite", "Metric", "RankedQueries", "parse_metric"),
         "ranking": ("rank_top_k", "target_ranks"),

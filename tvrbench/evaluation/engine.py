@@ -11,6 +11,7 @@ With a graded relevance matrix (a semantic proxy, SPEC §4) nDCG uses it, fused 
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,8 @@ from tvrbench.evaluation.metrics import DEFAULT_METRICS, NDCG, AveragePrecision,
 from tvrbench.evaluation.ranking import NonFiniteScores, target_ranks
 from tvrbench.evaluation.sharded import Graded, sharded_ranks
 from tvrbench.evaluation.tables import evaluation_tables
+from tvrbench.io.atomic import atomic_write
+from tvrbench.io.captions import Captions
 from tvrbench.io.scores import ScoreSource, as_source
 from tvrbench.results import TablesOfJson
 from tvrbench.signature import Signature
@@ -55,6 +58,22 @@ class EvaluationResult(TablesOfJson):
             payload["original"] = self.original.metrics
             payload["delta"] = self.delta
         return payload
+
+    def write_per_query(self, path: Path, captions: Captions) -> None:
+        """One CSV row per caption (``captions``: the rows scored) with every text-to-video metric, and
+        the original-only values when there are extra labels."""
+        names = [name for name, values in self.per_query.items() if values.shape[0] == len(captions)]
+        header = ["caption_id", "video_id", *names]
+        if self.original is not None:
+            header += [f"{name}_original" for name in names]
+        with atomic_write(path) as out:
+            writer = csv.writer(out)
+            writer.writerow(header)
+            for row, (caption_id, video_id) in enumerate(zip(captions.caption_ids, captions.video_ids)):
+                values = [self.per_query[name][row] for name in names]
+                if self.original is not None:
+                    values += [self.original.per_query[name][row] for name in names]
+                writer.writerow([caption_id, video_id, *("" if np.isnan(v) else f"{v:.10g}" for v in values)])
 
 
 @dataclass(frozen=True)

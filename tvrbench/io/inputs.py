@@ -1,15 +1,11 @@
-"""What commands and the Python API read beside captions: named files, models' scores and FIRE labels
-of one dataset.
-
-One rule each, so every command reads the same file the same way:
+"""How commands and the Python API name their files and read captions, one rule each, so every
+command reads the same file the same way (a model's scores and labels: :mod:`tvrbench.evaluation.inputs`):
 
 * ``NAME=PATH`` (:func:`split_named_path`, :func:`named_paths`): the text before the first ``=``
   names the file, unless the whole text is an existing path (a path may contain ``=``). A bare path
   is named by its file name up to the first dot, without a ``scores_`` prefix (``scores_clip.npy``
   → ``clip``). Two files of one option may not share a name.
-* Scores (:func:`open_named_scores`): each file opened by :func:`tvrbench.io.scores.open_scores`,
-  whose one table says what form it is in; relevance matrices: :mod:`tvrbench.io.relevance`;
-  sidecars: :mod:`tvrbench.io.sidecars`.
+* Captions (:class:`CaptionsReading`, :class:`CaptionsSelection`): a command's captions options.
 
 Every reader raises :class:`~tvrbench.errors.InputError` naming the file or option and the problem.
 """
@@ -20,15 +16,9 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from tvrbench.errors import InputError
 from tvrbench.io.captions import Captions, read_captions
-
-if TYPE_CHECKING:
-    from tvrbench.io.fire import FireLabels
-    from tvrbench.io.scores import ScoreSource
-
 
 # --------------------------------------------------------------------------- NAME=PATH
 
@@ -65,7 +55,7 @@ def named_paths(values: Iterable[str | Path], option: str, name_required: bool =
     return named
 
 
-# --------------------------------------------------------------------------- captions and scores
+# --------------------------------------------------------------------------- captions
 
 
 SAMPLE_STREAM = 0x5A3D1E  # --sample's random stream, apart from the generators' own of the same seed
@@ -104,35 +94,3 @@ class CaptionsSelection:
 
             return captions.subset(sorted(np.random.default_rng([seed, SAMPLE_STREAM]).choice(len(captions), self.sample, replace=False)))
         return captions
-
-
-def open_named_scores(specs: Iterable[str], option: str, caption_ids: list[str], video_ids: list[str]) -> dict[str, ScoreSource]:
-    """The ``NAME=PATH`` models of one option, by name, each opened by :func:`~tvrbench.io.scores.open_scores`."""
-    from tvrbench.io.scores import open_scores
-
-    return {name: open_scores(path, caption_ids, video_ids) for name, path in named_paths(specs, option).items()}
-
-
-# --------------------------------------------------------------------------- FIRE labels
-
-
-def select_fire_dataset(fire: FireLabels, captions: Captions, wanted: str | None) -> FireLabels:
-    """The FIRE labels of one dataset: the one named, else the one whose queries match the captions."""
-    if wanted is not None:
-        return fire.select(wanted)
-    names = fire.datasets()
-    if len(names) <= 1:
-        return fire
-    texts = set(captions.texts)
-    matches = {name: sum(text in texts for text in fire.select(name).query) for name in names}
-    best = max(matches, key=matches.get)
-    if list(matches.values()).count(matches[best]) > 1:
-        raise InputError(fire.source, f"holds datasets {', '.join(names)} and the captions match none best; pass --fire-dataset")
-    return fire.select(best)
-
-
-def read_fire_dataset(path: str | Path, captions: Captions, wanted: str | None) -> FireLabels:
-    """:func:`select_fire_dataset` of a FIRE file (only the named dataset's records are kept while reading)."""
-    from tvrbench.io.fire import read_fire
-
-    return read_fire(path, wanted) if wanted is not None else select_fire_dataset(read_fire(path), captions, None)

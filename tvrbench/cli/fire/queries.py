@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from tvrbench.cli.fire.group import fire
-from tvrbench.cli.inputs import CONFIG, FIRE_DATASET, JSON_OUT, PLOTS, read_fire_settings, read_inputs, reads_captions
+from tvrbench.cli.inputs import CONFIG, FIRE_DATASET, JSON_OUT, PLOTS, read_fire_settings, reads_captions, scores_option
 from tvrbench.cli.models import FIRE_FILE, QUERIES, ModelInputs, reads_models
 from tvrbench.cli.outputs import FILE, FOLDER, write_result, writes
 from tvrbench.errors import InputError
@@ -65,7 +65,7 @@ def overlap_train(
     train: Path = typer.Option(..., "--train", help="Training captions (any captions format)."),
     fit_on: Optional[str] = typer.Option(None, "--fit-on", help="Fit TF-IDF on test (default, the paper), train or both."),
     videos: Optional[Path] = typer.Option(None, "--videos", help="For Figure 8: video ids of the score matrices."),
-    scores: Optional[list[str]] = typer.Option(None, "--scores", help="For Figure 8: NAME=PATH of two models."),
+    scores: Optional[list[str]] = scores_option(use="For Figure 8: two models."),
     fire_path: Optional[Path] = FIRE_FILE,
     dataset: Optional[str] = FIRE_DATASET,
     config: Optional[Path] = CONFIG,
@@ -77,6 +77,7 @@ def overlap_train(
     With --videos, --fire and two --scores, also Figure 8: who is right (C@5) per similarity bin.
     """
     from tvrbench.evaluation.fire.train_overlap import train_overlap_analysis
+    from tvrbench.evaluation.inputs import read_inputs
 
     settings = read_fire_settings(config, "train_overlap", fit_on=fit_on)
     inputs = None

@@ -58,9 +58,7 @@ def paired(
 
 @fire.command()
 @writes(out=beside(".json"), json_out=FILE)
-@reads_models(
-    "one", scores_help="The new model's .npy score matrix or TREC run (NAME=PATH).", fire_help="FIRE JSON file with the labels collected so far."
-)
+@reads_models("one", scores_use="The new model, whose unjudged pairs are queued.", fire_help="FIRE JSON file with the labels collected so far.")
 def queue(
     given: ModelInputs,
     out: Path = typer.Option(..., "--out", help="Queue for annotators: .csv, or JSON Lines for any other suffix."),
