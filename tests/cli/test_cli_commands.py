@@ -3,18 +3,21 @@ and each command's --help names every option it takes; clickapi is the Click tha
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import typer
 from typer.testing import CliRunner
 
 import tvrbench.cli.fire
-from tvrbench.cli import app, clickapi, contrast, doctor, mc, proxies, proxy_study, publish, signature
+from tvrbench.cli import app, clickapi, contrast, doctor, evaluate, inputs, mc, models, proxies, proxy_study, publish, signature
 from tvrbench.cli.fire import cache, group, labels, queries, samples, tables
 
 # Module -> the command paths it defines, as its decorators name them (read from the source).
 DEFINED = {
     contrast: ["contrast gender", "contrast id", "contrast verb", "contrast finetune-t5", "contrast review-kit", "contrast review-score"],
     doctor: ["doctor"],
+    evaluate: ["evaluate"],
     mc: ["mc build", "mc import", "mc score", "mc audit"],
     proxies: ["proxies"],
     proxy_study: [f"proxy-study {name}" for name in ("curve", "gmr", "correlation", "human-kit", "human-score", "triplets")],
@@ -83,3 +86,32 @@ def test_clickapi_names_the_errors_of_the_click_that_typer_runs(root):
     with pytest.raises(clickapi.NoArgsIsHelpError):  # a group without a subcommand: its help
         root.commands["fire"].make_context("fire", [])
     assert issubclass(clickapi.NoArgsIsHelpError, clickapi.UsageError)
+
+
+def test_the_model_input_block_gives_a_command_what_was_typed():
+    """``reads_models`` gives a command ``--queries``, ``--videos`` and one model as a score file or as
+    a pair of embeddings (never both, never half a pair), with the shared ``--scores`` declaration."""
+    probe = typer.Typer()
+    seen = []
+
+    @probe.command()
+    @models.reads_models("one_or_embeddings", fire=None, scores_use="(probed)")
+    def run(given: models.ModelInputs):
+        seen.append(given)
+
+    base = ["--queries", "q.csv", "--videos", "v.txt"]
+    runner = CliRunner()
+    assert runner.invoke(probe, [*base, "--scores", "m=s.npy"]).exit_code == 0
+    assert runner.invoke(probe, [*base, "--text-embeddings", "t.npy", "--video-embeddings", "v.npy", "--similarity", "cosine"]).exit_code == 0
+    (scored, embedded) = seen
+    assert (scored.queries, scored.videos, scored.scores, scored.fire) == (Path("q.csv"), Path("v.txt"), ["m=s.npy"], None)
+    assert embedded.scores == [] and (embedded.embeddings.text, embedded.embeddings.video, embedded.embeddings.similarity) == (
+        ["t.npy"],
+        ["v.npy"],
+        "cosine",
+    )
+    for wrong in (["--scores", "m=s.npy", "--text-embeddings", "t.npy"], ["--text-embeddings", "t.npy"], []):
+        result = runner.invoke(probe, [*base, *wrong])
+        assert result.exit_code != 0 and len(seen) == 2
+    help_text = runner.invoke(probe, ["--help"], env={"COLUMNS": "250", "TERMINAL_WIDTH": "250"}).output
+    assert inputs.SCORE_FORMS.split(" (")[0] in help_text and "(probed)" in help_text

@@ -151,11 +151,13 @@ def verb(
     device: Optional[str] = typer.Option(None, "--device", help=DEVICE_HELP + " [default: auto]"),
 ):
     """Replace one verb phrase: verbs that fit, drawn in a seeded order, judged by a language model, through Park et al.'s filters."""
-    from tvrbench.generators import verb_contrasts
-    from tvrbench.generators.config import VerbConfig
+    from typing import get_args
 
-    if generator is not None and generator not in ("wordnet", "t5"):
-        raise InputError(None, f"unknown --generator {generator!r}; choose wordnet or t5")
+    from tvrbench.generators import verb_contrasts
+    from tvrbench.generators.config import Generator, VerbConfig
+
+    if generator is not None and generator not in get_args(Generator):
+        raise InputError(None, f"unknown --generator {generator!r}; choose {' or '.join(get_args(Generator))}")
     if model is not None and generator == "wordnet":
         raise InputError(None, "--model names a T5 model; it cannot go with --generator wordnet")
     settings = given.settings(

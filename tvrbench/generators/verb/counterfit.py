@@ -18,7 +18,6 @@ from typing import Literal
 
 import numpy as np
 from pydantic import Field
-from scipy import sparse
 
 from tvrbench.errors import MissingResource
 from tvrbench.generators.config import Settings
@@ -110,6 +109,8 @@ def _evaluate(x: np.ndarray, constraints, average: str | None = None):
     if average:
         group = rows * 3 + kind if average == "term" else rows
         both = both / np.bincount(group)[group]
+    from scipy import sparse  # not at import: `tvrbench.generators` is loaded by commands that never fit vectors
+
     neighbours = sparse.csr_matrix((both, (rows, cols)), shape=(n, n)) @ unit
     own = np.bincount(rows, weights=both * np.tile(cos[active], 2), minlength=n)
     return terms, (neighbours - own[:, None] * unit) / norms

@@ -2,8 +2,8 @@
 time until one passes them all (a language model, sentence embeddings: too dear for every candidate).
 
 * :class:`ReadsAsReal` — the caption reads best to a language model among the candidates judged;
-* :class:`MeaningChanged` — Park et al.'s meaning rule whole (SPEC §5; Park: < 0.4 and < 0.8,
-  recalibrated for our encoders to 0.5 and 0.9, docs/contrast.md);
+* :class:`MeaningChanged` — Park et al.'s meaning rule whole (SPEC §5; its bars, recalibrated for our
+  encoders, are :class:`~tvrbench.generators.config.MeaningConfig`'s, docs/contrast.md);
 * :class:`Perplexity` — Park et al.'s fluency rule (App. A.3);
 * :class:`HasVerb` — the candidate sentence still has a verb.
 """

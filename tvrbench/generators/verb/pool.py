@@ -1,9 +1,8 @@
 """Where verb contrasts come from: the offline pool of verbs a target may become, inflected like the
 original with lemminflect, and what the captions being contrasted do with their verbs.
 
-The pool merges what its sources propose (:mod:`~tvrbench.generators.verb.sources`: WordNet's
-antonyms, sister terms and domain verbs, the collection's verbs, the verbs attested with the
-original's object, the verbs a language model expects there). A verb + particle is replaced whole
+The pool merges what its sources propose (:mod:`~tvrbench.generators.verb.sources`; the settings'
+``Relation`` names them). A verb + particle is replaced whole
 when WordNet knows it as one verb (``pick_up``); otherwise only the verb changes. Synonyms (any lemma
 sharing a verb synset with the original) and the caption's other verbs are never proposed.
 """
