@@ -116,13 +116,26 @@ def test_a_partial_run_of_another_regime_is_refused_naming_both(tmp_path):
     assert ResumableJsonl(out, other_seed).done == {}  # another setting, the same regime: started over, as before
 
 
+# Runs the command line in this process and, on the way out, writes the process's own peak memory
+# (VmHWM: its address space's high-water mark, which starts afresh at exec). Not the kernel's
+# ru_maxrss: a child's includes its parent's peak at the fork, and pytest's is past 4 GB by then.
+MEASURED = """
+import atexit, sys
+def peak():
+    with open("/proc/self/status") as status, open(sys.argv[1], "w") as out:
+        out.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+atexit.register(peak)
+from tvrbench.cli import run
+sys.exit(run(sys.argv[2:]))
+"""
+
+
 def run_measured(*arguments: str) -> tuple[subprocess.CompletedProcess, float]:
     """A tvrbench command in a fresh process, and that process's own peak memory in GB."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        child = subprocess.Popen([sys.executable, "-m", "tvrbench.cli", *arguments], stdout=out, stderr=err, cwd=ROOT)
-        _, status, usage = os.wait4(child.pid, 0)
-        out.seek(0), err.seek(0)
-        return subprocess.CompletedProcess(child.args, os.waitstatus_to_exitcode(status), out.read(), err.read()), usage.ru_maxrss / 2**20
+    with tempfile.TemporaryDirectory() as folder:
+        peak = Path(folder) / "peak"
+        done = subprocess.run([sys.executable, "-c", MEASURED, str(peak), *arguments], capture_output=True, text=True, cwd=ROOT)
+        return done, int(peak.read_text()) / 2**20
 
 
 @pytest.mark.slow
