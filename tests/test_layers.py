@@ -144,6 +144,31 @@ def test_no_circles_between_sibling_packages():
     assert not offending, "sibling packages on a circle:\n" + "\n".join(offending)
 
 
+def deferred_imports(root: Path = PACKAGE) -> list[str]:
+    """``file:line`` of every import of a tvrbench module inside a function, outside ``tvrbench/cli``
+    (where deferring keeps ``--help`` fast)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).parts[0] == "cli":
+            continue
+        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for node in ast.walk(function):
+                    ours = (isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("tvrbench"))) or (
+                        isinstance(node, ast.Import) and any(alias.name.startswith("tvrbench") for alias in node.names)
+                    )
+                    if ours:
+                        found.append(f"{path.relative_to(root.parent)}:{node.lineno}")
+    return sorted(set(found))
+
+
+def test_deferred_imports_are_few():
+    """Issue 40: a deferred import is for a heavy third-party library or the command line's start-up,
+    not to hide a circle; at most 40 outside the CLI (218 once, 19 after issue 40)."""
+    found = deferred_imports()
+    assert len(found) <= 40, "\n".join(found)
+
+
 def test_the_checks_see_deferred_relative_and_circular_imports(tmp_path):
     """The walker itself: a function-level relative import upward is an edge, and two modules that
     import each other are a circle; a package's ``__init__`` importing its submodule is not."""
