@@ -5,11 +5,13 @@ submodule is refused."""
 from __future__ import annotations
 
 import importlib
+import subprocess
 import sys
 
 import pytest
 
 import tvrbench.evaluation
+import tvrbench.generators
 import tvrbench.lm
 import tvrbench.mc
 from tvrbench.lazy import lazy_exports
@@ -19,6 +21,7 @@ PACKAGES = {
     tvrbench.lm: {"models": "load_language_model", "offline": "OFFLINE_LMS"},
     tvrbench.mc: {"build": "build_mc_file", "score": "score_mc_file", "audit": "audit_split"},
     tvrbench.evaluation: {"engine": "evaluate", "labels": "Judgments", "tvrbench.io.scores": "open_scores"},
+    tvrbench.generators: {"records": "read_contrast_records", "runner": "verb_contrasts", "tvrbench.generators.verb.recipe": "VerbContrasts"},
 }
 
 
@@ -45,3 +48,13 @@ def test_a_name_is_looked_up_once_and_a_name_that_is_a_submodule_is_refused(monk
     assert dir(module) == sorted({*vars(module), "InputError"})
     with pytest.raises(ValueError, match="score"):
         lazy_exports("tvrbench.mc", {"score": ("score",)})
+
+
+def test_reading_contrast_records_does_not_load_the_generators():
+    """``mc build`` reads a contrast file through ``tvrbench.generators``; the recipes stay unloaded."""
+    code = (
+        "import sys; from tvrbench.generators import CONTRAST_KINDS, read_contrast_records; "
+        "print(sorted(m for m in sys.modules if m.startswith('tvrbench.generators.')))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "tvrbench.generators.records" in loaded and "verb" not in loaded and "runner" not in loaded

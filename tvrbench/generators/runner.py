@@ -16,8 +16,12 @@ from pathlib import Path
 
 from tvrbench.errors import InputError
 from tvrbench.generators.audit import PairAudit, audit_pairs, summary_cells
+from tvrbench.generators.config import GenderConfig, PersonIdConfig, VerbConfig
 from tvrbench.generators.core import ContrastGenerator, Job, check_texts
+from tvrbench.generators.gender import GenderContrasts
+from tvrbench.generators.person_id import PersonIdContrasts
 from tvrbench.generators.records import ContrastRecord, ResumableJsonl
+from tvrbench.generators.verb.recipe import VerbContrasts
 from tvrbench.io.captions import Captions
 from tvrbench.lm.models import Preference
 from tvrbench.progress import track
@@ -128,3 +132,30 @@ def run_contrasts(generator: ContrastGenerator, captions: Captions, out: str | P
         run = ContrastRun(signature, kind, captions.source, counts, dict(sorted(rejected.items())), audit, generator.config.model_dump())
         records = writer.finish(captions.caption_ids, run.to_json())
     return records, run
+
+
+def gender_contrasts(captions: Captions, out: str | Path, config: GenderConfig = GenderConfig(), client=None):
+    """One gender contrast per caption with a gendered noun of the table; returns (records, ContrastRun).
+    ``client``: a Dask client to run the chunks on (:func:`tvrbench.distributed.dask_client`)."""
+    return run_contrasts(GenderContrasts(config), captions, out, client)
+
+
+def verb_contrasts(captions: Captions, out: str | Path, config: VerbConfig = VerbConfig(), train_captions: Captions | None = None, client=None):
+    """Verb-phrase contrasts (an offline pool, or T5): the verbs that fit, drawn in a seeded order and
+    judged by a language model, through Park et al.'s filters; (records, ContrastRun). ``client``: a
+    Dask client to run the chunks on."""
+    check_texts(captions)  # before the training captions are parsed
+    return run_contrasts(VerbContrasts(config, train_captions), captions, out, client)
+
+
+def id_contrasts(
+    captions: Captions,
+    characters_path: str | Path,
+    out: str | Path,
+    config: PersonIdConfig = PersonIdConfig(),
+    train_captions: Captions | None = None,
+    client=None,
+):
+    """LSMDC-IDs person swaps; with training captions, records say whether the new name is more frequent.
+    ``client``: a Dask client to run the chunks on."""
+    return run_contrasts(PersonIdContrasts(characters_path, config, train_captions), captions, out, client)
