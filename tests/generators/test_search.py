@@ -14,9 +14,20 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from tvrbench.generators.base import AsGiven, Candidate, CaptionItem, Check, ContrastSearch, Request, SeededShuffle, Target, replace_tokens
+from tvrbench.generators.base import (
+    AsGiven,
+    Candidate,
+    CaptionItem,
+    Check,
+    ContrastSearch,
+    Request,
+    SeededShuffle,
+    Target,
+    changed_settings,
+    replace_tokens,
+)
 from tvrbench.generators.config import ChoiceConfig, GenderConfig, VerbConfig
-from tvrbench.generators.core import ContrastGenerator, changed_settings, contrast_signature
+from tvrbench.generators.core import ContrastGenerator, contrast_signature
 from tvrbench.generators.records import ContrastRecord
 from tvrbench.generators.set_policy import SubstituteCap
 from tvrbench.generators.verb.pool import new_lemma

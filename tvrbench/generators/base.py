@@ -173,12 +173,29 @@ def setting_text(value) -> str:
     return "+".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
-def changed_fields(settings, fields: Sequence[str] | None = None) -> str:
-    """Those of ``fields`` (all when None) of a settings object that differ from their defaults, as
-    ``max_loss=2,max_behind_best=0.5``: what a part adds to its name in the signature."""
-    defaults = type(settings)()
-    names = fields if fields is not None else type(settings).model_fields
-    return ",".join(f"{name}={setting_text(getattr(settings, name))}" for name in names if getattr(settings, name) != getattr(defaults, name))
+def changed_settings(settings: dict, defaults: dict, named: frozenset[str] = frozenset()) -> str:
+    """The settings that differ from their defaults, by name (``choice.max_share=0.03``), as ir_measures
+    names a measure's parameters; ``default`` when none does. ``named`` are left out: the signature
+    has a field of their own (seed, lm)."""
+
+    def leaves(values: dict, prefix: str = "") -> dict[str, object]:
+        flat = {}
+        for key, value in values.items():
+            flat |= leaves(value, f"{prefix}{key}.") if isinstance(value, dict) else {f"{prefix}{key}": value}
+        return flat
+
+    ours, theirs = leaves(settings), leaves(defaults)
+    ours |= {key: None for key in theirs if key not in ours}  # a table's entry taken out (GenderConfig.male_nouns) is a change too
+    changed = [f"{key}={setting_text(value)}" for key, value in ours.items() if key not in named and value != theirs.get(key)]
+    return ",".join(changed) or "default"
+
+
+def changed_fields(settings, fields: Sequence[str] | None = None, leave_out: frozenset[str] = frozenset()) -> str:
+    """:func:`changed_settings` of one settings object, or of those of its ``fields``, as a part adds them
+    to its name in the signature (``max_loss=2.0``); empty when none differs."""
+    include = set(fields) if fields is not None else None
+    changed = changed_settings(settings.model_dump(include=include), type(settings)().model_dump(include=include), leave_out)
+    return "" if changed == "default" else changed
 
 
 def described(part) -> str:

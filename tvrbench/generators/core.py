@@ -23,7 +23,7 @@ import functools
 from collections.abc import Sequence
 
 from tvrbench.errors import InputError
-from tvrbench.generators.base import CaptionItem, ContrastSearch, Outcome, SetPolicy, parsed_text, setting_text
+from tvrbench.generators.base import CaptionItem, ContrastSearch, Outcome, SetPolicy, changed_settings, parsed_text
 from tvrbench.generators.records import ContrastRecord
 from tvrbench.io.captions import Captions
 from tvrbench.lm.models import LanguageModel, check_language_model, load_language_model
@@ -43,23 +43,6 @@ def as_captions(captions: Captions | Sequence[str]) -> Captions:
         return captions
     texts = list(captions)
     return Captions([str(k) for k in range(len(texts))], texts, [""] * len(texts))
-
-
-def changed_settings(settings: dict, defaults: dict, named: frozenset[str] = frozenset()) -> str:
-    """The settings that differ from their defaults, by name (``choice.max_share=0.03``), as ir_measures
-    names a measure's parameters; ``default`` when none does. ``named`` are left out: the signature
-    has a field of their own (seed, lm)."""
-
-    def leaves(values: dict, prefix: str = "") -> dict[str, object]:
-        flat = {}
-        for key, value in values.items():
-            flat |= leaves(value, f"{prefix}{key}.") if isinstance(value, dict) else {f"{prefix}{key}": value}
-        return flat
-
-    ours, theirs = leaves(settings), leaves(defaults)
-    ours |= {key: None for key in theirs if key not in ours}  # a table's entry taken out (GenderConfig.male_nouns) is a change too
-    changed = [f"{key}={setting_text(value)}" for key, value in ours.items() if key not in named and value != theirs.get(key)]
-    return ",".join(changed) or "default"
 
 
 def contrast_signature(kind: str, captions: Captions, config, libraries: tuple[str, ...], **fields) -> Signature:

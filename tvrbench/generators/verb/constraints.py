@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tvrbench.generators.base import Candidate, Check, changed_fields
-from tvrbench.generators.config import ArgumentFitConfig, FrequencyConfig, MeaningConfig
+from tvrbench.generators.config import FrequencyConfig, MeaningConfig
 from tvrbench.generators.verb.evidence import web_log10
 from tvrbench.generators.verb.fit import FrameFits
 from tvrbench.generators.verb.measures import CandidateParses, TrainingFrequency, UnigramFrequency, VerbChanges
@@ -35,7 +35,7 @@ class FitsFrame:
 
     def __init__(self, frame_fits: FrameFits):
         self.frame_fits = frame_fits
-        self.changed = changed_fields(frame_fits.fit.config, [f for f in ArgumentFitConfig.model_fields if f != "enabled"])
+        self.changed = changed_fields(frame_fits.fit.config, leave_out=frozenset({"enabled"}))
 
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:
         return [Check(fits, strength if fits else None) for fits, strength in self.frame_fits.of(candidates)]

@@ -83,6 +83,7 @@ class ArgumentFit:
             and (frame.particle is None or self.lexicon.known(f"{lemma}_{frame.particle}") or self.seen_before(head, frame.particle))
         )
 
+    @functools.lru_cache(maxsize=500000)  # the constraint scores it, and the draw asks again
     def strength(self, frame: Frame, lemma: str) -> float:
         """How well the verb goes with the frame's nouns: the mean association with its object, the
         noun after its preposition and a subject other than a person (0 without any)."""

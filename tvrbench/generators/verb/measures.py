@@ -81,7 +81,7 @@ class VerbChanges:
         old = [original_verbs(c) for c in candidates]
         changes = []
         for news, olds, cosine in zip(new, old, self.vectors.cosines(list(zip(old, new)))):
-            antonym = any(n in self.lexicon.antonyms(o.lower()) for o in olds for n in news)
+            antonym = any(n in self.lexicon.antonyms(o) for o in olds for n in news)
             changes.append(VerbChange(news, antonym, None if cosine is None else rounded(cosine, COSINE)))
         return changes
 

@@ -68,7 +68,7 @@ class T5Verbs:
             raise InputError(self.model_name, f"tokenizer has no {SENTINEL} / {NEXT_SENTINEL} sentinels; not a T5 span-corruption model")
         dtype = str(self.model.dtype).removeprefix("torch.")
         self.name = f"t5={identity}" + ("" if dtype == "float32" else f"({dtype})")
-        self.changed = changed_fields(config, [name for name in T5GeneratorConfig.model_fields if name != "model"])  # the model is named
+        self.changed = changed_fields(config, leave_out=frozenset({"model"}))  # the model is named
         self.special = [self.tokenizer.pad_token, self.tokenizer.eos_token, self.tokenizer.unk_token]
         self.stop = [self.tokenizer.convert_tokens_to_ids(NEXT_SENTINEL), self.tokenizer.eos_token_id]
 
