@@ -254,13 +254,13 @@ def test_only_fitting_candidates_are_drawn_in_a_seeded_order(nlp):
     not worn), each scored with the fit's strength, which weighs the draw; the draw among them is
     decided by the caption's seed alone."""
     from tvrbench.generators.config import ArgumentFitConfig
+    from tvrbench.generators.ranker import SeededDraw
     from tvrbench.generators.verb.constraints import FitsFrame
     from tvrbench.generators.verb.evidence import wordnet_usage
     from tvrbench.generators.verb.fit import ArgumentFit, FrameFits
     from tvrbench.generators.verb.frames import frame_of
     from tvrbench.generators.verb.lexicon import LexiconSettings, verb_lexicon
     from tvrbench.generators.verb.pool import CaptionVerbs, VerbPool, new_lemma
-    from tvrbench.generators.verb.ranker import SeededDraw
     from tvrbench.generators.verb.sources import ListedVerbs, WordNetRelation
 
     classes, usage = wordnet_usage()

@@ -28,10 +28,10 @@ from tvrbench.generators.base import (
 )
 from tvrbench.generators.config import ChoiceConfig, GenderConfig, VerbConfig
 from tvrbench.generators.core import ContrastGenerator, contrast_signature
+from tvrbench.generators.ranker import SeededDraw
 from tvrbench.generators.records import ContrastRecord
 from tvrbench.generators.set_policy import SubstituteCap
 from tvrbench.generators.verb.pool import new_lemma
-from tvrbench.generators.verb.ranker import SeededDraw
 from tvrbench.io.captions import Captions
 
 

@@ -50,7 +50,11 @@ COMMANDS = {
     "proxies": ("proxies", "Build a semantic-similarity relevance matrix from captions (Wray et al. §4.4) for nDCG."),
     "publish": ("publish", "Publish MC splits, contrast records, relevance matrices, qrels and results as a Hugging Face dataset."),
     "report": ("report", "One self-contained HTML page (no network): tables, plots, per-query viewer and MC items."),
-    "contrast": ("contrast", "Generate contrast captions: gender swaps, LSMDC person-ID swaps, verb-phrase swaps."),
+    "contrast": (
+        "contrast_kinds",
+        "Generate contrast captions: gender, LSMDC person-ID and verb-phrase swaps, and object, attribute, relation, counting, swap, add and "
+        "event-order edits.",
+    ),
     "fire": (
         "fire",
         "FIRE relevance labels: agreement, Table 1, overlap, pooling bias, bootstrap, length, train-test overlap, "

@@ -27,7 +27,11 @@ from tvrbench.distributed import dask_client
 from tvrbench.errors import InputError
 from tvrbench.io.inputs import CaptionsReading, CaptionsSelection
 
-contrast = typer.Typer(help="Generate contrast captions: gender swaps, LSMDC person-ID swaps, verb-phrase swaps.", no_args_is_help=True)
+contrast = typer.Typer(
+    help="Generate contrast captions: gender, LSMDC person-ID and verb-phrase swaps, and object, attribute, relation, counting, swap, add and "
+    "event-order edits.",
+    no_args_is_help=True,
+)
 app.add_typer(contrast, name="contrast")
 
 # The records, their sidecar and the partial file a rerun resumes from.
@@ -77,7 +81,7 @@ def contrast_options(kind: str, lm_role: str = "the plausibility line"):
     return lambda command: bundle_options(command, "given", options, ContrastOptions)
 
 
-def _report(out: Path, run) -> None:
+def report_run(out: Path, run) -> None:
     """What the run wrote (the records and their sidecar, the run's JSON, written together), how a
     language model reads its contrasts, and its signature."""
     counts = ", ".join(f"{key} {value}" for key, value in run.counts.items())
@@ -99,7 +103,7 @@ def gender(reading: CaptionsReading, selection: CaptionsSelection, captions: Pat
     settings = given.settings(GenderConfig)
     with given.client() as client:
         _, run = gender_contrasts(selection.apply(reading.read(captions), settings.seed), given.out, settings, client)
-    _report(given.out, run)
+    report_run(given.out, run)
 
 
 @contrast.command("id")
@@ -124,7 +128,7 @@ def person_id(
     train = reading.read(train_captions, filter_videos=False) if train_captions else None
     with given.client() as client:
         _, run = id_contrasts(selection.apply(reading.read(captions), settings.seed), characters, given.out, settings, train, client)
-    _report(given.out, run)
+    report_run(given.out, run)
 
 
 @contrast.command()
@@ -166,7 +170,7 @@ def verb(
     train = reading.read(train_captions, filter_videos=False) if train_captions else None
     with given.client() as client:
         _, run = verb_contrasts(selection.apply(reading.read(captions), settings.seed), given.out, settings, train, client)
-    _report(given.out, run)
+    report_run(given.out, run)
 
 
 @contrast.command("finetune-t5")

@@ -7,9 +7,11 @@ InputError naming the file).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Literal, TypeVar
 
+import yaml
 from pydantic import ConfigDict, Field, model_validator
 
 from tvrbench.config import Device, Seed, load_settings
@@ -185,6 +187,98 @@ class FinetuneConfig(Settings):
     max_length: int = Field(48, ge=8)  # tokens per input
     seed: Seed = 0
     device: Device = Field("auto", exclude=True)
+
+
+# ---------------------------------------------------------------- the word-edit kinds (object ... event order)
+
+PACKAGED = Path(__file__).parents[1] / "configs"  # the settings files shipped with tvrbench (configs/ in a clone)
+
+
+@functools.cache
+def packaged_settings(name: str) -> dict:
+    """A settings file shipped with tvrbench (``configs/NAME.yaml``), read once."""
+    return yaml.safe_load((PACKAGED / f"{name}.yaml").read_text(encoding="utf-8"))
+
+
+def listed(kind: str, key: str):
+    """The default of a word list: its value in ``configs/contrast/KIND.yaml``. Word lists are data a user
+    edits (colours, prepositions, numbers), so they live in the settings files, not in code."""
+    return Field(default_factory=lambda: packaged_settings(f"contrast/{kind}")[key], validate_default=True)
+
+
+def check_contrasts(key: str, groups: dict[str, list[list[str]]] | list[list[str]]) -> None:
+    """A list of values that contrast with each other (each value: words that mean the same): refused
+    with the key's name when empty, when a value has no word, or when a word stands in two values of
+    the same list (it would contrast with itself)."""
+    for name, values in groups.items() if isinstance(groups, dict) else [(None, groups)]:
+        where = f"{key}.{name}" if name is not None else key
+        if len(values) < 2:
+            raise ValueError(f"{where}: needs at least two values to contrast")
+        seen: dict[str, int] = {}
+        for index, value in enumerate(values):
+            if not value or not all(isinstance(word, str) and word.strip() for word in value):
+                raise ValueError(f"{where}: value {index + 1} is empty")
+            for word in value:
+                if seen.setdefault(word.lower(), index) != index:
+                    raise ValueError(f"{where}: {word!r} is in two values, so it would contrast with itself")
+
+
+class EditChoiceConfig(Settings):
+    """A target's candidates that pass the cheap constraints are drawn in a seeded order (weights that
+    spread the substitutes); the language model judges them a block at a time and keeps those whose
+    caption reads best, from the first changed word to the end (docs/contrast.md, "More kinds")."""
+
+    judged_at_once: int = Field(6, ge=1)  # candidates of a target the language model judges in one block
+    judged: int = Field(12, ge=1)  # ... and at most this many in all
+    max_behind_best: float = Field(1.0, ge=0.0)  # nats the edit and the words after it may lose against the best judged candidate
+    max_loss: float = Field(4.0, ge=0.0)  # ... and against the original
+    spread: float = Field(1.0, ge=0.0)  # draw weight ((uses as an original + 1) / (expected uses as a substitute + 1)) ** spread
+    max_share: float = Field(0.05, gt=0.0, le=1.0)  # no substitute in more of a set's records: the rest are drawn again without it
+
+
+class EditConfig(Settings):
+    """What every word-edit kind shares: the parse, the judge and the draw."""
+
+    seed: Seed = 0
+    device: Device = Field("auto", exclude=True)
+    spacy_model: str = "en_core_web_sm"
+    lm: str = "auto"  # judges the candidates: auto (gemma3-270m, else smollm2, else ngram), a name, a .gguf or n-gram file, or a causal LM
+    lm_batch_size: int = Field(16, ge=1)  # sentences per causal-LM forward pass
+    choice: EditChoiceConfig = EditChoiceConfig()
+    chunk_size: int = Field(32, ge=1)  # captions per written chunk: what an interruption can lose
+
+
+class Property(Settings):
+    """One property an adjective can state: its ``values`` (each a list of words that mean the same; a
+    word contrasts with the words of the other values) and the nouns it describes: those in ``nouns``,
+    never those in ``except``. Each names WordNet lexicographer classes of the noun's first sense
+    (``animal``, ``artifact``, ...; ``any``: every noun), WordNet synsets the noun is a kind of
+    (``clothing.n.01``) or single nouns (``hair``)."""
+
+    values: list[list[str]]
+    nouns: list[str] = ["any"]
+    except_: list[str] = Field([], alias="except")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True)
+
+    @model_validator(mode="after")
+    def _describes_something(self):
+        if not self.nouns:
+            raise ValueError("nouns: empty (the property would describe nothing)")
+        return self
+
+
+class AttributeConfig(EditConfig):
+    """One adjective → another value of the same property (colour, size, material, age, state, ...)."""
+
+    properties: dict[str, Property] = listed("attribute", "properties")
+
+    @model_validator(mode="after")
+    def _contrasting(self):
+        if not self.properties:
+            raise ValueError("properties: empty (no adjective could change)")
+        check_contrasts("properties", {name: p.values for name, p in self.properties.items()})
+        return self
 
 
 class MCConfig(Settings):

@@ -18,6 +18,7 @@ from tvrbench.errors import InputError
 from tvrbench.generators.audit import PairAudit, audit_pairs, summary_cells
 from tvrbench.generators.config import GenderConfig, PersonIdConfig, VerbConfig
 from tvrbench.generators.core import ContrastGenerator, Job, check_texts
+from tvrbench.generators.edits import EDIT_KINDS
 from tvrbench.generators.gender import GenderContrasts
 from tvrbench.generators.person_id import PersonIdContrasts
 from tvrbench.generators.records import ContrastRecord, ResumableJsonl
@@ -146,6 +147,15 @@ def verb_contrasts(captions: Captions, out: str | Path, config: VerbConfig = Ver
     Dask client to run the chunks on."""
     check_texts(captions)  # before the training captions are parsed
     return run_contrasts(VerbContrasts(config, train_captions), captions, out, client)
+
+
+def edit_contrasts(kind: str, captions: Captions, out: str | Path, config=None, client=None):
+    """Contrasts of a word-edit kind (``object``, ``attribute``, ... :data:`~tvrbench.generators.edits.EDIT_KINDS`),
+    with ``config`` its settings (the defaults when None); (records, ContrastRun). ``client``: a Dask
+    client to run the chunks on."""
+    found = EDIT_KINDS[kind]
+    generator = found.generator_class()(config if config is not None else found.settings_class()())
+    return run_contrasts(generator, captions, out, client)
 
 
 def id_contrasts(

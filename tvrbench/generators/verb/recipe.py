@@ -7,7 +7,7 @@ are put together: adding a source, a constraint or a filter is a new part and on
   sources listed in ``wordnet.relations`` (:data:`RELATIONS`, :mod:`~tvrbench.generators.verb.sources`), or T5;
 * constraints, on every candidate: the new verb fits the original's arguments, brings in no
   profanity, is common in the form shown, is not a near-synonym (:mod:`~tvrbench.generators.verb.constraints`);
-* ranker: a seeded draw that spreads the substitutes (:mod:`~tvrbench.generators.verb.ranker`);
+* ranker: a seeded draw that spreads the substitutes (:mod:`~tvrbench.generators.ranker`);
 * filters, in that order until one candidate passes them all: the caption reads best to a language
   model among the first candidates of the draw, the meaning changed and Park et al.'s perplexity
   rule, a verb is still there (:mod:`~tvrbench.generators.verb.filters`);
@@ -29,6 +29,7 @@ from dataclasses import replace
 from tvrbench.generators.base import CaptionItem, ContrastSearch, Request, described, parsed_text
 from tvrbench.generators.config import VerbConfig
 from tvrbench.generators.core import ContrastGenerator
+from tvrbench.generators.ranker import SeededDraw, substitute_prior
 from tvrbench.generators.set_policy import Excluded, SubstituteCap
 from tvrbench.generators.verb.constraints import FitsFrame, FormFrequency, VerbChanged, VerbFrequency
 from tvrbench.generators.verb.counterfit import verb_vectors
@@ -40,7 +41,6 @@ from tvrbench.generators.verb.lexicon import LexiconSettings, VerbLexicon, verb_
 from tvrbench.generators.verb.measures import CandidateParses, Embeddings, SpanScores, TrainingFrequency, UnigramFrequency, VerbChanges
 from tvrbench.generators.verb.phrases import VerbPhrases
 from tvrbench.generators.verb.pool import CaptionVerbs, VerbPool, new_lemma, profane_words
-from tvrbench.generators.verb.ranker import SeededDraw, substitute_prior
 from tvrbench.generators.verb.sources import AttestedVerbs, ExpectedVerbs, ListedVerbs, WordNetRelation
 from tvrbench.generators.verb.t5 import T5Verbs
 from tvrbench.io.captions import Captions
@@ -191,7 +191,7 @@ class VerbContrasts(ContrastGenerator):
 
     def prepare(self, captions: Captions) -> tuple[list[CaptionItem], CaptionVerbs]:
         """The items parsed, and how these captions and the training captions use their verbs, with
-        each verb's draw prior (:func:`~tvrbench.generators.verb.ranker.substitute_prior`): one pass of
+        each verb's draw prior (:func:`~tvrbench.generators.ranker.substitute_prior`): one pass of
         the source and the constraints over every target, which the search then reuses."""
         docs = list(self.nlp.pipe(map(parsed_text, captions.texts), batch_size=256))
         items = [replace(item, doc=doc) for item, doc in zip(self.items(captions), docs)]

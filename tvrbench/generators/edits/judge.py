@@ -1,0 +1,91 @@
+"""The language model's judgement of a word edit of any shape: one word, several (a count and its
+agreement), words moved (a swap) or put in (an addition).
+
+A contrast must read as well as its original (issue 45), so the judge compares the two where they
+differ: the log-probability of the caption from the first word the edit changes to the end, given
+the words before it (which both share), contrast minus original. That is the whole sentences'
+log-probability gap, computed without scoring the shared words again. Issue 47's blind reads found
+the edited words *with* the words after them the better judge of a verb contrast than the words
+after alone (AUC +0.06 on both reads), so the edited words count here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tvrbench.generators.base import Candidate, Check, by_target, changed_fields
+from tvrbench.generators.config import EditChoiceConfig
+from tvrbench.lm.models import LanguageModel
+from tvrbench.numerics import NATS, rounded
+
+
+def first_change(candidate: Candidate) -> int:
+    """The first character of the original that the candidate changes (or puts words before)."""
+    return min(replacement.char_start for replacement in candidate.replacements)
+
+
+class EditScores:
+    """Each candidate's gap to its original, from the first changed word on (nats): a target's candidates
+    are scored after one left context (the words before the earliest change of any of them), its
+    key-value cache computed once; scores are kept for the chunk (a target's later blocks reuse the
+    original's)."""
+
+    def __init__(self, lm: LanguageModel):
+        self.lm = lm
+        self.scores: dict[tuple[int, int, str], float] = {}
+
+    def clear_cache(self) -> None:
+        self.scores.clear()
+
+    def gaps(self, candidates: Sequence[Candidate]) -> list[float]:
+        gaps = [0.0] * len(candidates)
+        for positions in by_target(candidates).values():
+            group = [candidates[k] for k in positions]
+            original = group[0].original
+            cut = min(map(first_change, group))
+            index = group[0].request.item.index
+            texts = [original[cut:], *(c.text[cut:] for c in group)]
+            missing = list(dict.fromkeys(t for t in texts if (index, cut, t) not in self.scores))
+            if missing:
+                found = self.lm.span_logprobs(original[:cut], missing, "")
+                self.scores.update({(index, cut, t): float(s.fill.sum() + s.right.sum()) for t, s in zip(missing, found)})
+            base = self.scores[(index, cut, texts[0])]
+            for k, text in zip(positions, texts[1:]):
+                gaps[k] = self.scores[(index, cut, text)] - base
+        return gaps
+
+
+class ReadsAsWell:
+    """The candidates whose caption reads best to the language model among those of their target it has
+    judged, and not much worse than the original: a candidate passes if its gap (:class:`EditScores`)
+    is at most ``max_behind_best`` below the best judged so far for its target and at most ``max_loss``
+    below the original. The search hands it a target's candidates a block at a time, in the draw's
+    order; most captions are decided by their first block.
+
+    Relative to the best, not a fixed bar, as the verb kind's judge (:class:`~tvrbench.generators.verb.filters.ReadsAsReal`):
+    what can fit is measured against what else fits the same place. Kept under the same name in the
+    records (``reads-as-real``), with ``compared: edit`` saying what was compared."""
+
+    name = "reads-as-real"
+
+    def __init__(self, scores: EditScores, settings: EditChoiceConfig):
+        self.scores = scores
+        self.max_behind_best = settings.max_behind_best
+        self.max_loss = settings.max_loss
+        self.changed = changed_fields(settings, ("max_behind_best", "max_loss"))
+        self.best: dict[tuple[int, int], float] = {}
+
+    def clear_cache(self) -> None:
+        """The search calls this before each chunk: the scores and best gaps it keeps are the chunk's."""
+        self.scores.clear_cache()
+        self.best.clear()
+
+    def check(self, candidates: Sequence[Candidate]) -> list[Check]:
+        gaps = [rounded(gap, NATS) for gap in self.scores.gaps(candidates)]  # decided on as the record shows them
+        checks: list[Check] = [Check(False)] * len(candidates)
+        for target, positions in by_target(candidates).items():
+            best = self.best[target] = max(self.best.get(target, -float("inf")), *(gaps[k] for k in positions))
+            for k in positions:
+                passed = gaps[k] >= rounded(best - self.max_behind_best, NATS) and gaps[k] >= -self.max_loss
+                checks[k] = Check(bool(passed), gaps[k], {"compared": "edit", "best": best})
+        return checks
