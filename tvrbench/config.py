@@ -57,8 +57,10 @@ def load_settings(model: type[S], path: str | Path | None, section: str | None =
         return model(**values)
     except ValidationError as error:
         first = error.errors()[0]
-        key = ".".join(str(part) for part in first["loc"]) or "settings"
-        raise InputError("settings" if path is None or _holds(given, first["loc"]) else path, f"{key}: {first['msg']}") from None
+        message = first["msg"].removeprefix("Value error, ")
+        # a check of the whole settings names its own key first ("properties.colour: ..."); a field's is named by its location
+        text = message if not first["loc"] and first["type"] == "value_error" else f"{'.'.join(map(str, first['loc'])) or 'settings'}: {message}"
+        raise InputError("settings" if path is None or _holds(given, first["loc"]) else path, text) from None
 
 
 def _merge(values: dict, updates: dict) -> None:

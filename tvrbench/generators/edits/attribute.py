@@ -19,7 +19,7 @@ from tvrbench.generators.config import AttributeConfig, Property
 from tvrbench.generators.edits.constraints import MeaningChanged, NewToCaption
 from tvrbench.generators.edits.grammar import with_articles
 from tvrbench.generators.edits.lexicon import WordNetFacts
-from tvrbench.generators.edits.recipe import EditContrasts, Recipe
+from tvrbench.generators.edits.recipe import Collection, EditContrasts, Recipe
 
 NOUNS = ("NOUN", "PROPN", "PRON")
 PERSON_WORDS = frozenset({"he", "she", "someone", "somebody", "person", "people", "they", "everyone"})
@@ -112,6 +112,6 @@ class AttributeContrasts(EditContrasts):
     def __init__(self, config: AttributeConfig = AttributeConfig()):
         super().__init__(config)
 
-    def recipe(self) -> Recipe:
+    def recipe(self, collection: Collection) -> Recipe:
         adjectives = Adjectives(self.config.properties, self.facts)
         return Recipe(adjectives, OtherValues(adjectives), [MeaningChanged(self.facts, "adjective"), NewToCaption()])

@@ -53,9 +53,16 @@ class Recipe:
 
 @dataclass(eq=False)
 class Collection:
-    """What the search knows of the whole caption set: each substitute's log draw weight (the prior)."""
+    """What the search knows of the whole caption set: how often its captions use each word (lemma and
+    part of speech: ``("guitar", "NOUN")``), which a source may draw on, and each substitute's log draw
+    weight (the prior, filled by the first pass)."""
 
+    words: Counter = field(default_factory=Counter)
     prior: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, docs) -> "Collection":
+        return cls(Counter((token.lemma_.lower(), token.pos_) for doc in docs for token in doc if token.is_alpha))
 
 
 class EditContrasts(ContrastGenerator):
@@ -81,8 +88,8 @@ class EditContrasts(ContrastGenerator):
         """WordNet, for the kinds that ask it (a noun's class and kind, related words)."""
         return WordNetFacts()
 
-    def recipe(self) -> Recipe:
-        """The kind's targets, source and constraints."""
+    def recipe(self, collection: Collection) -> Recipe:
+        """The kind's targets, source and constraints, for the captions of ``collection``."""
         raise NotImplementedError
 
     @functools.cached_property
@@ -92,7 +99,7 @@ class EditContrasts(ContrastGenerator):
 
     def search(self, collection: Collection) -> ContrastSearch:
         if collection not in self.searches:
-            recipe, choice = self.recipe(), self.config.choice
+            recipe, choice = self.recipe(collection), self.config.choice
             self.searches[collection] = ContrastSearch(
                 self.kind,
                 recipe.finder,
@@ -112,7 +119,7 @@ class EditContrasts(ContrastGenerator):
         target, whose eligible candidates the search then reuses."""
         docs = list(self.nlp.pipe(map(parsed_text, captions.texts), batch_size=256))
         items = [replace(item, doc=doc) for item, doc in zip(self.items(captions), docs)]
-        collection = Collection()
+        collection = Collection.of(docs)
         search = self.search(collection)
         originals: Counter = Counter()
         requests = []
