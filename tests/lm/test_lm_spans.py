@@ -100,6 +100,25 @@ def test_causal_span_scores_are_the_sentence_s_cut_at_the_fill(models, name):
         assert len(spans.fill) == 2  # play ##ing
 
 
+@pytest.mark.parametrize("name", ["tiny", "gemma3-270m"])
+def test_fills_scored_without_the_left_context_s_scores_are_the_same_bits(models, name):
+    """``with_left=False`` leaves the left context's own scores out (the word-edit judge reads only the
+    fills'); the fills' scores are the same bits, whichever call ran the left context first, and a later
+    call that wants the left context's scores gets them."""
+    for left, fills, right in CASES:
+        lm = models(name)
+        lm.clear_cache()
+        without = lm.span_logprobs(left, fills, right, with_left=False)
+        with_left = lm.span_logprobs(left, fills, right)
+        lm.clear_cache()
+        fresh = lm.span_logprobs(left, fills, right)
+        assert all(len(s.left) == 0 for s in without) and [len(s.left) for s in with_left] == [len(s.left) for s in fresh]
+        for a, b, c in zip(without, with_left, fresh):
+            for part in ("fill", "right"):
+                assert np.array_equal(getattr(a, part), getattr(c, part)) and np.array_equal(getattr(b, part), getattr(c, part))
+            assert np.array_equal(b.left, c.left)
+
+
 WORD_START = {"tiny": "", "subword": "", "gemma3-270m": "\u2581"}  # how a token that starts a word is written
 
 

@@ -60,7 +60,7 @@ COMMANDS = {
         "FIRE relevance labels: agreement, Table 1, overlap, pooling bias, bootstrap, length, train-test overlap, "
         "annotation queue, qrels conversion.",
     ),
-    "mc": ("mc", "Multiple-choice splits: build (Random / Gender / ID / Verb MC), import human TSVs, score, audit."),
+    "mc": ("mc", "Multiple-choice splits: build (Random MC, or a contrast MC of any kind), import human TSVs, score, audit."),
     "proxy-study": ("proxy_study", "Studies of Wray et al. on proxy matrices: Fig. 4 curve, Fig. 5 GMR bounds, supp. A/B, §4.3 triplets."),
     "signature": ("signature", "Signatures: compare the settings, versions and inputs behind two results."),
 }

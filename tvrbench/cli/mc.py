@@ -15,7 +15,9 @@ from tvrbench.io.inputs import CaptionsReading
 from tvrbench.mc.build import MC_KINDS
 from tvrbench.mc.score import SCORERS
 
-mc = typer.Typer(help="Multiple-choice splits: build (Random / Gender / ID / Verb MC), import human TSVs, score, audit.", no_args_is_help=True)
+mc = typer.Typer(
+    help="Multiple-choice splits: build (Random MC, or a contrast MC of any kind), import human TSVs, score, audit.", no_args_is_help=True
+)
 app.add_typer(mc, name="mc")
 
 
@@ -33,7 +35,7 @@ def build(
     captions: Path = captions_option(use="Each video's first caption is its positive."),
     kind: str = typer.Option(..., "--kind", help=f"{', '.join(MC_KINDS[:-1])} or {MC_KINDS[-1]}."),
     out: Path = typer.Option(..., "--out", help="MC TSV (clip, ending0..ending4, label); settings go to OUT.json."),
-    contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records (JSONL) of --kind, for gender / verb / id."),
+    contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records (JSONL) of --kind, for every kind but random."),
     reviewed: Optional[Path] = typer.Option(None, "--reviewed", help="Review of --contrast (review-score --json): leave out what a reader rejected."),
     same_movie: bool = typer.Option(False, "--same-movie", help="Negatives from other clips of the same movie (LSMDC)."),
     seed: Optional[int] = SEED,

@@ -281,6 +281,149 @@ class AttributeConfig(EditConfig):
         return self
 
 
+class ObjectConfig(EditConfig):
+    """One noun of a thing or an animal → another of its kind (``kinds``: WordNet synsets; "cello" → "piano")."""
+
+    kinds: list[str] = listed("object", "kinds")
+    uncountable: list[str] = listed("object", "uncountable")
+    skip: list[str] = listed("object", "skip")
+    senses: int = Field(3, ge=1)  # a noun's most frequent WordNet senses that may give it a kind
+    members: int = Field(40, ge=0)  # the commonest WordNet nouns of a kind (SemCor) that may come in, besides the captions' own
+    min_web_log10: float = -6.0  # ... each at least this common on the Web (log10 of its share of the words), unless the captions use it
+    nearest: int = Field(8, ge=1)  # a noun's candidates: the nouns of its kind nearest to it (GloVe cosine), at most this many
+    min_similarity: float = Field(0.3, ge=-1.0, le=1.0)  # ... each at least this near
+
+    @model_validator(mode="after")
+    def _kinds(self):
+        if not self.kinds:
+            raise ValueError("kinds: empty (no noun could change)")
+        for key in ("kinds", "uncountable", "skip"):
+            seen: set[str] = set()
+            for word in getattr(self, key):
+                if not word.strip():
+                    raise ValueError(f"{key}: an empty entry")
+                if word.lower() in seen:
+                    raise ValueError(f"{key}: {word!r} is listed twice")
+                seen.add(word.lower())
+        for name in self.uncountable:
+            if name not in self.kinds:
+                raise ValueError(f"uncountable: {name!r} is not one of the kinds")
+        return self
+
+
+class Quantity(Settings):
+    """One quantity of the counting kind: the ``counts`` it means (``[min, max]``, max None: no upper bound),
+    the nouns it may count (``nouns``, never ``except``: as :class:`Property`'s), and whether it may be
+    brought in (``substitute``; False: only read in a caption)."""
+
+    counts: list[int | None]
+    nouns: list[str] = ["any"]
+    except_: list[str] = Field([], alias="except")
+    substitute: bool = True
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True)
+
+    @model_validator(mode="after")
+    def _a_range(self):
+        if len(self.counts) != 2 or self.counts[0] is None:
+            raise ValueError("counts: [min, max] (max null: no upper bound)")
+        low, high = self.counts
+        if low < 1 or (high is not None and high < low):
+            raise ValueError(f"counts: [{low}, {high}] is no range of counts from 1 up")
+        if not self.nouns:
+            raise ValueError("nouns: empty (the quantity would count nothing)")
+        return self
+
+    def overlaps(self, other: "Quantity") -> bool:
+        (a, b), (c, d) = self.counts, other.counts
+        return (b is None or c <= b) and (d is None or a <= d)
+
+
+class CountingConfig(EditConfig):
+    """A number or a quantity → another whose counts do not overlap (``quantities``), noun, verbs and
+    pronouns made to agree ("a dog runs" → "two dogs run")."""
+
+    quantities: dict[str, Quantity] = listed("counting", "quantities")
+    bare_plural: list[int | None] = listed("counting", "bare_plural")
+    nouns: list[str] = listed("counting", "nouns")
+    objects: list[str] = listed("counting", "objects")
+    except_: list[str] = Field(default_factory=lambda: packaged_settings("contrast/counting")["except"], alias="except", validate_default=True)
+    male: list[str] = listed("counting", "male")
+    female: list[str] = listed("counting", "female")
+    together: list[str] = listed("counting", "together")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True)
+
+    @model_validator(mode="after")
+    def _contrasting(self):
+        if not self.quantities:
+            raise ValueError("quantities: empty (no count could change)")
+        seen: set[str] = set()
+        for name, quantity in self.quantities.items():
+            words = name.lower().split()
+            if not words:
+                raise ValueError("quantities: an empty phrase")
+            if " ".join(words) in seen:
+                raise ValueError(f"quantities: {name!r} is listed twice")
+            seen.add(" ".join(words))
+            others = [other for key, other in self.quantities.items() if key != name and other.substitute]
+            if all(quantity.overlaps(other) for other in others):
+                raise ValueError(f"quantities.{name}: its counts {quantity.counts} overlap every other quantity's, so it would contrast with none")
+        substitutes = [q for q in self.quantities.values() if q.substitute]
+        if not any(q.counts == [1, 1] for q in substitutes) or not any(q.counts[0] > 1 for q in substitutes):
+            raise ValueError("quantities: needs a substitute for one ([1, 1]) and one for several (min above 1)")
+        if len(self.bare_plural) != 2 or self.bare_plural[0] is None or self.bare_plural[0] < 2:
+            raise ValueError("bare_plural: [min, max] with min at least 2")
+        if not self.nouns and not self.objects:
+            raise ValueError("nouns: empty, and objects too (no noun without a number could change)")
+        gendered = {word.lower() for word in self.male} & {word.lower() for word in self.female}
+        if gendered:
+            raise ValueError(f"male, female: {sorted(gendered)[0]!r} is in both")
+        return self
+
+
+class Relation(Settings):
+    """One kind of place of the relation kind: its ``values`` (each a list of words or phrases that mean
+    the same there; a phrase contrasts with the phrases of the other values), the objects the phrase
+    may have (``objects``, never ``except``: as :class:`Property`'s nouns), what it may be said of
+    (``heads``: ``noun``, ``verb``, a verb's lemma or ``any``; never ``except_heads``), and whether it
+    stands without an object (``alone``: a particle or an adverb, "walks out")."""
+
+    values: list[list[str]]
+    objects: list[str] = ["any"]
+    except_: list[str] = Field([], alias="except")
+    heads: list[str] = ["any"]
+    except_heads: list[str] = []
+    alone: bool = False
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True)
+
+    @model_validator(mode="after")
+    def _says_something(self):
+        if not self.objects:
+            raise ValueError("objects: empty (the relation would have no object)")
+        if not self.heads:
+            raise ValueError("heads: empty (the relation would be said of nothing)")
+        return self
+
+
+class RelationConfig(EditConfig):
+    """A spatial relation word → its contrast in the same kind of place (``relations``: on / under,
+    into / out of, in front of / behind, up / down; "a cat jumps onto the table" → "... off the table")."""
+
+    relations: dict[str, Relation] = listed("relation", "relations")
+    noun_heads: list[str] = listed("relation", "noun_heads")  # WordNet classes of the nouns a phrase's ``noun`` head may be
+
+    @model_validator(mode="after")
+    def _contrasting(self):
+        if not self.relations:
+            raise ValueError("relations: empty (no relation word could change)")
+        if not self.noun_heads:
+            raise ValueError("noun_heads: empty (a relation would be said of no noun)")
+        check_contrasts("relations", {name: r.values for name, r in self.relations.items()})
+        return self
+
+
 class MCConfig(Settings):
     seed: Seed = 0
     n_options: Literal[5] = 5

@@ -57,8 +57,9 @@ class LanguageModel(Protocol):
         """Natural-log probability of each token of each text (words, then the end of the sentence)."""
         ...
 
-    def span_logprobs(self, left: str, fills: Sequence[str], right: str) -> list[SpanLogprobs]:
-        """The tokens of ``left + fill + right`` for each fill, cut where the fill starts and ends."""
+    def span_logprobs(self, left: str, fills: Sequence[str], right: str, with_left: bool = True) -> list[SpanLogprobs]:
+        """The tokens of ``left + fill + right`` for each fill, cut where the fill starts and ends (the
+        left context's may be left out, empty, with ``with_left=False``)."""
         ...
 
     def next_words(self, lefts: Sequence[str], top: int) -> list[list[str]]:
@@ -180,7 +181,7 @@ class NGramLM:
             out.append(np.array([trigram(tokens[i], tokens[i - 1], tokens[i - 2]) for i in range(2, len(tokens))]))
         return out
 
-    def span_logprobs(self, left: str, fills: Sequence[str], right: str) -> list[SpanLogprobs]:
+    def span_logprobs(self, left: str, fills: Sequence[str], right: str, with_left: bool = True) -> list[SpanLogprobs]:
         left_words, right_words = words(left), words(right)
         out = []
         for fill in fills:
@@ -283,10 +284,12 @@ class CausalLM:
         self.cache.clear()
         self.lefts.clear()
 
-    def span_logprobs(self, left: str, fills: Sequence[str], right: str) -> list[SpanLogprobs]:
+    def span_logprobs(self, left: str, fills: Sequence[str], right: str, with_left: bool = True) -> list[SpanLogprobs]:
         """The left context is run once and its key-value cache shared by every fill; a fill's text
         begins with the whitespace before it and ends with ``right``, which begins with its own, so the
-        cut tokenizes as the whole sentence does (word-initial space, as in SentencePiece and GPT-2)."""
+        cut tokenizes as the whole sentence does (word-initial space, as in SentencePiece and GPT-2).
+        ``with_left=False`` leaves the left context's own scores out (empty) when only the fills' are
+        read: its positions never go through the output layer, the dearest part of a small model."""
         import torch
 
         head = left.rstrip()
@@ -301,15 +304,18 @@ class CausalLM:
             rows.append(self._window(encoded["input_ids"], len(prefix)))
             cuts.append(sum(end <= len(text) for _, end in encoded["offset_mapping"]))
         states = self._states(rows, (cache, hidden[-1:]))
-        if known:
-            left_logprobs, scored = known[2], self._logprobs(states)
-        else:
+        left_logprobs = known[2] if known else None
+        if left_logprobs is not None or not with_left:
+            scored = self._logprobs(states)
+        else:  # with the fills' positions, through the output layer together
             left_tokens = torch.tensor(prefix[1:], dtype=torch.long, device=hidden.device)
             left_logprobs, *scored = self._logprobs([(hidden[:-1], left_tokens), *states])
-            if len(self.lefts) >= LEFT_CONTEXTS:
+        if not known or known[2] is None:
+            if not known and len(self.lefts) >= LEFT_CONTEXTS:
                 del self.lefts[next(iter(self.lefts))]
             self.lefts[key] = (hidden, cache, left_logprobs)
-        return [SpanLogprobs(left_logprobs, logprobs[:cut], logprobs[cut:]) for logprobs, cut in zip(scored, cuts)]
+        left_scores = left_logprobs if left_logprobs is not None else np.zeros(0)
+        return [SpanLogprobs(left_scores, logprobs[:cut], logprobs[cut:]) for logprobs, cut in zip(scored, cuts)]
 
     def next_words(self, lefts: Sequence[str], top: int) -> list[list[str]]:
         """A token is a whole word when the text it adds starts with a space (or starts the sentence)

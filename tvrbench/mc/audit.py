@@ -114,7 +114,9 @@ def _contrast_pairs(path: Path) -> tuple[list, list[tuple[str, str]]]:
             if sidecar.is_file()
             else f"it has no sidecar {sidecar.name}"
         )
-        raise InputError(path, f"no contrast option known: {why}; build it with `tvrbench mc build --kind gender|verb|id` or `tvrbench mc import`")
+        raise InputError(
+            path, f"no contrast option known: {why}; build it with `tvrbench mc build --kind KIND --contrast FILE` or `tvrbench mc import`"
+        )
     pairs = [(instance.positive, instance.endings[option]) for instance, option in zip(instances, options) if option is not None]
     if len(pairs) < 2 * FOLDS:
         raise InputError(

@@ -2,9 +2,9 @@
 
 Building: one instance per video, its first caption the positive. Random MC draws 4 negatives,
 captions of 4 distinct other videos (``same_movie``: other clips of the same movie, for LSMDC), with
-no option text repeated. A contrast MC (gender / id / verb) is the same Random MC instance with its
-last-drawn negative replaced by a contrast of the positive, in the same position: options are
-shuffled by the same seeded permutation. Videos whose positive has no contrast are dropped. Every
+no option text repeated. A contrast MC (gender, id, verb, or a word-edit kind: object, attribute, ...)
+is the same Random MC instance with its last-drawn negative replaced by a contrast of the positive, in
+the same position: options are shuffled by the same seeded permutation. Videos whose positive has no contrast are dropped. Every
 random choice is seeded per video, so a split does not depend on the order of the captions file.
 """
 
@@ -174,7 +174,7 @@ def build_mc_file(
         contrasts = check_contrasts(records, captions, kind, str(contrast_path))
         saved = read_sidecar(contrast_path)
     elif reviewed is not None:
-        raise InputError(None, "--reviewed applies to a contrast MC (--kind gender, verb or id with --contrast)")
+        raise InputError(None, "--reviewed applies to a contrast MC (a --kind other than random, with --contrast)")
     movies = caption_movies(captions, config.movie_column) if config.negatives_from == "same_movie" else None
     split = build_mc(captions, config, kind, contrasts, movies)
     split.review = review

@@ -27,15 +27,19 @@ def first_change(candidate: Candidate) -> int:
 class EditScores:
     """Each candidate's gap to its original, from the first changed word on (nats): a target's candidates
     are scored after one left context (the words before the earliest change of any of them), its
-    key-value cache computed once; scores are kept for the chunk (a target's later blocks reuse the
-    original's)."""
+    key-value cache computed once. Scores are kept across chunks, up to ``limit`` (a target's later
+    blocks reuse the original's, and the set policy's second search of a caption reuses all it judged
+    before): a text's score never depends on what else the model scored (the numeric contract)."""
 
-    def __init__(self, lm: LanguageModel):
+    def __init__(self, lm: LanguageModel, limit: int = 200_000):
         self.lm = lm
-        self.scores: dict[tuple[int, int, str], float] = {}
+        self.limit = limit
+        self.scores: dict[tuple[str, str], float] = {}  # (words before the cut, words from it): log-probability
 
     def clear_cache(self) -> None:
-        self.scores.clear()
+        """Only past ``limit``: what is kept is right for any chunk."""
+        if len(self.scores) > self.limit:
+            self.scores.clear()
 
     def gaps(self, candidates: Sequence[Candidate]) -> list[float]:
         gaps = [0.0] * len(candidates)
@@ -43,15 +47,15 @@ class EditScores:
             group = [candidates[k] for k in positions]
             original = group[0].original
             cut = min(map(first_change, group))
-            index = group[0].request.item.index
+            left = original[:cut]
             texts = [original[cut:], *(c.text[cut:] for c in group)]
-            missing = list(dict.fromkeys(t for t in texts if (index, cut, t) not in self.scores))
+            missing = list(dict.fromkeys(t for t in texts if (left, t) not in self.scores))
             if missing:
-                found = self.lm.span_logprobs(original[:cut], missing, "")
-                self.scores.update({(index, cut, t): float(s.fill.sum() + s.right.sum()) for t, s in zip(missing, found)})
-            base = self.scores[(index, cut, texts[0])]
+                found = self.lm.span_logprobs(left, missing, "", with_left=False)
+                self.scores.update({(left, t): float(s.fill.sum() + s.right.sum()) for t, s in zip(missing, found)})
+            base = self.scores[(left, texts[0])]
             for k, text in zip(positions, texts[1:]):
-                gaps[k] = self.scores[(index, cut, text)] - base
+                gaps[k] = self.scores[(left, text)] - base
         return gaps
 
 
