@@ -89,9 +89,13 @@ def main() -> None:
     results["kinds"] = {}
     for kind in args.kinds.split(","):
         results["kinds"][kind] = found = measure(kind, folder)
-        print(f"{kind}: {found['records']}/{found['captions_with_target']} = {found['coverage']:.1%} coverage, {found['captions_per_s']} captions/s, "
-              f"{found['peak_rss_mb']} MB, LM prefers original {found['lm_prefers_original']:.1%}, hypothesis-only {found['hypothesis_only_accuracy']:.1%}, "
-              f"commonest {found['commonest_substitute']} {found['commonest_substitute_share_of_records']:.1%}", flush=True)  # fmt: skip
+        print(
+            f"{kind}: {found['records']}/{found['captions_with_target']} = {found['coverage']:.1%} coverage, {found['captions_per_s']} captions/s, "
+            f"{found['peak_rss_mb']} MB, LM prefers original {found['lm_prefers_original']:.1%}, "
+            f"hypothesis-only {found['hypothesis_only_accuracy']:.1%}, commonest {found['commonest_substitute']} "
+            f"{found['commonest_substitute_share_of_records']:.1%}",
+            flush=True,
+        )
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
         for path in folder.iterdir():
