@@ -3,11 +3,16 @@ only of the nouns a property describes; word lists that contradict themselves re
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from tvrbench.errors import InputError
 from tvrbench.generators.config import AttributeConfig, load_config
 from tvrbench.generators.edits.attribute import AttributeContrasts
+
+ROOT = Path(__file__).parents[3]
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +66,13 @@ def test_word_lists_that_cannot_contrast_are_refused_naming_the_key(tmp_path, ya
         return
     with pytest.raises(InputError, match=f"attribute.yaml: {problem}"):
         load_config(path, AttributeConfig)
+
+
+def test_a_new_property_is_settings_alone(tmp_path, proposals):
+    """docs/contrast.md's weather property, added to a copy of the settings file."""
+    settings = yaml.safe_load((ROOT / "configs" / "contrast" / "attribute.yaml").read_text())
+    settings["properties"]["weather"] = {"values": [["sunny"], ["rainy"], ["snowy"], ["cloudy"], ["foggy"]], "nouns": ["time", "location", "object"]}
+    path = tmp_path / "attribute.yaml"
+    path.write_text(yaml.safe_dump(settings))
+    found = proposals(AttributeContrasts(load_config(path, AttributeConfig, lm="ngram")), "people walk on the beach on a sunny day")
+    assert "people walk on the beach on a rainy day" in found and "people walk on the beach on a snowy day" in found
