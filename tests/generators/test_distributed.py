@@ -66,6 +66,19 @@ def test_verb_contrasts_on_a_cluster_equal_the_single_process_run_through_a_kill
     assert out.with_name(out.name + ".json").read_bytes() == local.with_name(local.name + ".json").read_bytes()
 
 
+def test_a_word_edit_kind_on_a_cluster_equals_the_single_process_run(captions, client, tmp_path):
+    """The word-edit kinds share one runner and one search (its collection, the draw's prior, travels
+    with the job): the attribute kind's file from the cluster equals the in-process one, byte for byte."""
+    from tvrbench.generators import edit_contrasts
+    from tvrbench.generators.config import AttributeConfig
+
+    subset, config = captions.subset(range(160)), AttributeConfig(chunk_size=16, lm="ngram")
+    records, _ = edit_contrasts("attribute", subset, tmp_path / "local.jsonl", config)
+    edit_contrasts("attribute", subset, tmp_path / "cluster.jsonl", config, client)
+    assert records and (tmp_path / "cluster.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
+    assert Path(f"{tmp_path / 'cluster.jsonl'}.json").read_text() == Path(f"{tmp_path / 'local.jsonl'}.json").read_text()
+
+
 def test_a_killed_client_reruns_only_the_missing_chunks(captions, client, tmp_path, monkeypatch):
     """The command (client and its local cluster) killed by pid mid-run; the rerun on the cluster
     computes only the chunks not in the partial file and ends byte-identical."""
