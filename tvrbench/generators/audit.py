@@ -133,8 +133,11 @@ class PairAudit:
         }  # fmt: skip
 
 
-def audit_pairs(positives: Sequence[str], contrasts: Sequence[str], lm: LanguageModel, seed: int = 0) -> PairAudit:
-    """Hypothesis-only baseline, substitute words and LM preference of contrasts against their positives."""
+def audit_pairs(
+    positives: Sequence[str], contrasts: Sequence[str], lm: LanguageModel, seed: int = 0, measured: Sequence[Sequence[float]] | None = None
+) -> PairAudit:
+    """Hypothesis-only baseline, substitute words and LM preference of contrasts against their positives
+    (``measured``: the pairs' per-token means when the LM has scored them already)."""
     if len(positives) != len(contrasts):
         raise ValueError(f"{len(positives)} positives but {len(contrasts)} contrasts")
     return PairAudit(
@@ -142,7 +145,7 @@ def audit_pairs(positives: Sequence[str], contrasts: Sequence[str], lm: Language
         seed,
         hypothesis_only(positives, contrasts, seed),
         substitute_figures(substitute_words(positives, contrasts)),
-        preference(lm, positives, contrasts),
+        preference(lm, positives, contrasts, measured),
     )
 
 

@@ -11,10 +11,9 @@ import functools
 from pathlib import Path
 from typing import Literal, TypeVar
 
-import yaml
 from pydantic import ConfigDict, Field, model_validator
 
-from tvrbench.config import Device, Seed, load_settings
+from tvrbench.config import Device, Seed, load_settings, read_yaml
 from tvrbench.config import Settings as BaseSettings
 
 
@@ -197,7 +196,7 @@ PACKAGED = Path(__file__).parents[1] / "configs"  # the settings files shipped w
 @functools.cache
 def packaged_settings(name: str) -> dict:
     """A settings file shipped with tvrbench (``configs/NAME.yaml``), read once."""
-    return yaml.safe_load((PACKAGED / f"{name}.yaml").read_text(encoding="utf-8"))
+    return read_yaml((PACKAGED / f"{name}.yaml").read_text(encoding="utf-8"))
 
 
 def listed(kind: str, key: str):
@@ -281,8 +280,9 @@ class AttributeConfig(EditConfig):
         return self
 
 
-class ObjectConfig(EditConfig):
-    """One noun of a thing or an animal → another of its kind (``kinds``: WordNet synsets; "cello" → "piano")."""
+class NounKinds(Settings):
+    """The object kind's nouns (and the add kind's objects): a noun's kind is the most specific of ``kinds``
+    (WordNet synsets) above its first concrete sense; what may come in is a noun of the same kind."""
 
     kinds: list[str] = listed("object", "kinds")
     uncountable: list[str] = listed("object", "uncountable")
@@ -290,7 +290,8 @@ class ObjectConfig(EditConfig):
     senses: int = Field(3, ge=1)  # a noun's most frequent WordNet senses that may give it a kind
     members: int = Field(40, ge=0)  # the commonest WordNet nouns of a kind (SemCor) that may come in, besides the captions' own
     min_web_log10: float = -6.0  # ... each at least this common on the Web (log10 of its share of the words), unless the captions use it
-    nearest: int = Field(8, ge=1)  # a noun's candidates: the nouns of its kind nearest to it (GloVe cosine), at most this many
+    expected_words: int = Field(300, ge=0)  # the language model's likeliest next tokens where the noun stands, read for nouns of its kind
+    nearest: int = Field(8, ge=1)  # a noun's candidates: at most this many of those, and as many of its kind's nouns nearest to it (GloVe cosine)
     min_similarity: float = Field(0.3, ge=-1.0, le=1.0)  # ... each at least this near
 
     @model_validator(mode="after")
@@ -309,6 +310,12 @@ class ObjectConfig(EditConfig):
             if name not in self.kinds:
                 raise ValueError(f"uncountable: {name!r} is not one of the kinds")
         return self
+
+
+class ObjectConfig(NounKinds, EditConfig):
+    """One noun of a thing or an animal → another of its kind (``kinds``: WordNet synsets; "cello" → "piano")."""
+
+    choice: EditChoiceConfig = EditChoiceConfig(max_loss=3.0)  # a noun swapped costs the language model more than an adjective (docs/contrast.md)
 
 
 class Quantity(Settings):
@@ -343,8 +350,11 @@ class CountingConfig(EditConfig):
     """A number or a quantity → another whose counts do not overlap (``quantities``), noun, verbs and
     pronouns made to agree ("a dog runs" → "two dogs run")."""
 
+    # A count's change costs the language model the quantity word's rarity ("two" after "a": 3 to 7 nats
+    # on Gemma 3 270M) and every word is grammatical by construction: a looser judge, a few candidates.
+    choice: EditChoiceConfig = EditChoiceConfig(judged_at_once=2, judged=6, max_behind_best=3.0, max_loss=8.0)
     quantities: dict[str, Quantity] = listed("counting", "quantities")
-    bare_plural: list[int | None] = listed("counting", "bare_plural")
+    bare_plural: Quantity = listed("counting", "bare_plural")
     nouns: list[str] = listed("counting", "nouns")
     objects: list[str] = listed("counting", "objects")
     except_: list[str] = Field(default_factory=lambda: packaged_settings("contrast/counting")["except"], alias="except", validate_default=True)
@@ -372,8 +382,8 @@ class CountingConfig(EditConfig):
         substitutes = [q for q in self.quantities.values() if q.substitute]
         if not any(q.counts == [1, 1] for q in substitutes) or not any(q.counts[0] > 1 for q in substitutes):
             raise ValueError("quantities: needs a substitute for one ([1, 1]) and one for several (min above 1)")
-        if len(self.bare_plural) != 2 or self.bare_plural[0] is None or self.bare_plural[0] < 2:
-            raise ValueError("bare_plural: [min, max] with min at least 2")
+        if self.bare_plural.counts[0] < 2:
+            raise ValueError("bare_plural: a plural means at least two (counts: [2, null])")
         if not self.nouns and not self.objects:
             raise ValueError("nouns: empty, and objects too (no noun without a number could change)")
         gendered = {word.lower() for word in self.male} & {word.lower() for word in self.female}
@@ -382,7 +392,7 @@ class CountingConfig(EditConfig):
         return self
 
 
-class Relation(Settings):
+class SpatialRelation(Settings):
     """One kind of place of the relation kind: its ``values`` (each a list of words or phrases that mean
     the same there; a phrase contrasts with the phrases of the other values), the objects the phrase
     may have (``objects``, never ``except``: as :class:`Property`'s nouns), what it may be said of
@@ -409,9 +419,14 @@ class Relation(Settings):
 
 class RelationConfig(EditConfig):
     """A spatial relation word → its contrast in the same kind of place (``relations``: on / under,
-    into / out of, in front of / behind, up / down; "a cat jumps onto the table" → "... off the table")."""
+    into / out of, in front of / behind, up / down; "a cat jumps onto the table" → "... off the table").
+    The judge is lenient on the loss against the original: a real caption's relation is often a set
+    phrase ("on stage", "in the car") that any other one reads a few nats less likely after, even
+    where it reads as well (gemma3-270m: "singing on the beach" → "near the beach" loses 7.5)."""
 
-    relations: dict[str, Relation] = listed("relation", "relations")
+    choice: EditChoiceConfig = EditChoiceConfig(max_loss=10.0)
+    relations: dict[str, SpatialRelation] = listed("relation", "relations")
+    substitutes_only: list[str] = listed("relation", "substitutes_only")  # phrases brought in, never changed ("by": "played by a kid")
     noun_heads: list[str] = listed("relation", "noun_heads")  # WordNet classes of the nouns a phrase's ``noun`` head may be
 
     @model_validator(mode="after")
@@ -421,6 +436,117 @@ class RelationConfig(EditConfig):
         if not self.noun_heads:
             raise ValueError("noun_heads: empty (a relation would be said of no noun)")
         check_contrasts("relations", {name: r.values for name, r in self.relations.items()})
+        return self
+
+
+class SwapConfig(EditConfig):
+    """Two nouns of a caption trade roles (``groups``: the nouns that may), or two adjectives of one property
+    (``properties``, of the attribute kind's settings) on two nouns trade places."""
+
+    # A swap brings in no word the caption lacks (the bag of words is the same), so the cap guards only
+    # variety: at 5 % of a few dozen records it would keep one "man<woman"; and the judge must look past
+    # the loss of a less frequent subject first ("an athlete is talking to a man": -6.9 nats).
+    choice: EditChoiceConfig = EditChoiceConfig(max_loss=7.0, max_share=0.2)
+    groups: list[list[str]] = listed("swap", "groups")
+    animate_verbs: list[str] = listed("swap", "animate_verbs")
+    symmetric_prepositions: list[str] = listed("swap", "symmetric_prepositions")
+    symmetric_verbs: list[str] = listed("swap", "symmetric_verbs")
+    one_way_verbs: list[str] = listed("swap", "one_way_verbs")
+    never_subject: list[str] = listed("swap", "never_subject")
+    properties: list[str] = listed("swap", "properties")
+
+    @model_validator(mode="after")
+    def _tradeable(self):
+        if not self.groups and not self.properties:
+            raise ValueError("groups: empty, and properties too (nothing could trade places)")
+        for index, group in enumerate(self.groups):
+            if not group or not all(isinstance(name, str) and name.strip() for name in group):
+                raise ValueError(f"groups: group {index + 1} is empty")
+        for key in ("animate_verbs", "symmetric_prepositions", "symmetric_verbs", "one_way_verbs", "never_subject", "properties"):
+            seen: set[str] = set()
+            for word in getattr(self, key):
+                if not word.strip():
+                    raise ValueError(f"{key}: an empty entry")
+                if word.lower() in seen:
+                    raise ValueError(f"{key}: {word!r} is listed twice")
+                seen.add(word.lower())
+        known = packaged_settings("contrast/attribute")["properties"]
+        for name in self.properties:
+            if name not in known:
+                raise ValueError(f"properties: {name!r} is no property of the attribute kind (configs/contrast/attribute.yaml)")
+        return self
+
+
+class AddConfig(EditConfig):
+    """An attribute or an object the video does not show, added where it reads naturally: a word of one of
+    ``properties`` before a noun it describes that has no adjective ("a girl sings" → "a little girl
+    sings"); a noun of the kind of an object of the caption, coordinated with it (``objects``, the
+    object kind's kinds unless given: "cutting onions" → "cutting onions and tomatoes"); or (``forms``:
+    ``with``, off by default) a thing of ``accompaniments`` with a subject ``accompanied`` names ("a man
+    is singing" → "a man with a guitar is singing")."""
+
+    choice: EditChoiceConfig = EditChoiceConfig(judged_at_once=3, judged=6, max_behind_best=6.0, max_loss=12.0)  # measured: add.py's docstring
+    forms: list[Literal["attribute", "object", "with"]] = ["attribute", "object"]
+    properties: dict[str, Property] = listed("add", "properties")
+    objects: NounKinds = Field(default_factory=NounKinds)
+    accompaniments: list[str] = listed("add", "accompaniments")
+    accompanied: list[str] = listed("add", "accompanied")
+
+    @model_validator(mode="after")
+    def _addable(self):
+        if not self.forms:
+            raise ValueError("forms: empty (nothing could be added)")
+        if "attribute" in self.forms and not self.properties:
+            raise ValueError("properties: empty (no attribute could be added)")
+        if "with" in self.forms and not (self.accompaniments and self.accompanied):
+            raise ValueError(f"{'accompaniments' if not self.accompaniments else 'accompanied'}: empty (nothing could be added with a noun)")
+        for name, p in self.properties.items():
+            seen: set[str] = set()
+            for index, value in enumerate(p.values):
+                if not value or not all(isinstance(word, str) and word.strip() for word in value):
+                    raise ValueError(f"properties.{name}: value {index + 1} is empty")
+                for word in value:
+                    if word.lower() in seen:
+                        raise ValueError(f"properties.{name}: {word!r} is listed twice")
+                    seen.add(word.lower())
+        for key in ("accompaniments", "accompanied"):
+            seen = set()
+            for word in getattr(self, key):
+                if not word.strip() or " " in word.strip():
+                    raise ValueError(f"{key}: {word!r} is not one word")
+                if word.lower() in seen:
+                    raise ValueError(f"{key}: {word!r} is listed twice")
+                seen.add(word.lower())
+        return self
+
+
+class EventOrderConfig(EditConfig):
+    """Two events whose order the caption states → the other order: the events trade places around a
+    ``sequence`` connective ("A and then B" → "B and then A"), or an ``order`` connective becomes its
+    counterpart ("A before B-ing" → "A after B-ing"); ``simultaneous`` connectives ("while") may become
+    an order too (off by default: tvrbench/generators/edits/event_order.py says why)."""
+
+    sequence: list[str] = listed("event-order", "sequence")
+    order: dict[str, list[str]] = listed("event-order", "order")
+    simultaneous: dict[str, list[str]] = listed("event-order", "simultaneous")
+    stative: list[str] = listed("event-order", "stative")
+    contradicting: list[str] = listed("event-order", "contradicting")
+
+    @model_validator(mode="after")
+    def _contrasting(self):
+        if not self.sequence and not self.order and not self.simultaneous:
+            raise ValueError("sequence, order, simultaneous: all empty (no order could change)")
+        sequence = {" ".join(p.lower().split()) for p in self.sequence}
+        if "" in sequence:
+            raise ValueError("sequence: an empty connective")
+        for key in ("order", "simultaneous"):
+            for word, others in getattr(self, key).items():
+                if not others or not all(isinstance(o, str) and o.strip() for o in others):
+                    raise ValueError(f"{key}.{word}: empty (the connective would become nothing)")
+                if word.lower() in (o.lower() for o in others):
+                    raise ValueError(f"{key}.{word}: {word!r} is its own counterpart, so it would contrast with itself")
+                if word.lower() in sequence:
+                    raise ValueError(f"{key}.{word}: also a sequence connective")
         return self
 
 

@@ -128,7 +128,9 @@ def run_contrasts(generator: ContrastGenerator, captions: Captions, out: str | P
         for entry in entries:
             rejected.update(entry.get("rejected") or {})
         done = [entry["record"] for entry in entries if entry["record"]]
-        audit = audit_pairs([r["original"] for r in done], [r["contrast"] for r in done], generator.lm, generator.config.seed)
+        measured = [r["filters"].get("reads-as-real", {}).get("per_token") for r in done]  # the word-edit kinds' judge measured them
+        measured = measured if done and all(measured) else None
+        audit = audit_pairs([r["original"] for r in done], [r["contrast"] for r in done], generator.lm, generator.config.seed, measured)
         counts = {"captions": len(captions), "records": len(captions) - sum(reasons.values()), **dict(sorted(reasons.items()))}
         run = ContrastRun(signature, kind, captions.source, counts, dict(sorted(rejected.items())), audit, generator.config.model_dump())
         records = writer.finish(captions.caption_ids, run.to_json())

@@ -122,10 +122,16 @@ class Preference:
         return f"LM prefers the original in {100 * self.prefers_original:.1f} % of {self.pairs} pairs, median gap {self.median_gap:.3f} nats/token"
 
 
-def preference(lm: LanguageModel, originals: Sequence[str], contrasts: Sequence[str]) -> Preference:
-    texts = list(dict.fromkeys([*originals, *contrasts]))
-    means = dict(zip(texts, mean_logprobs(lm, texts)))
-    gaps = np.array([means[o] - means[c] for o, c in zip(originals, contrasts)])
+def preference(
+    lm: LanguageModel, originals: Sequence[str], contrasts: Sequence[str], measured: Sequence[Sequence[float]] | None = None
+) -> Preference:
+    """``measured``: each pair's per-token means (original, contrast) when the LM has scored them already
+    (the word-edit kinds' judge records them); else the LM scores the texts."""
+    if measured is None:
+        texts = list(dict.fromkeys([*originals, *contrasts]))
+        means = dict(zip(texts, mean_logprobs(lm, texts)))
+        measured = [(means[o], means[c]) for o, c in zip(originals, contrasts)]
+    gaps = np.array([original - contrast for original, contrast in measured])
     if not gaps.size:
         return Preference(lm.name, 0, None, None)
     return Preference(lm.name, int(gaps.size), float(np.mean(gaps > 0)), rounded(np.median(gaps), NATS_PER_TOKEN))

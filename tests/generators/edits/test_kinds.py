@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
+from tvrbench.config import read_yaml
 from tvrbench.errors import InputError
 from tvrbench.generators.core import as_captions
 from tvrbench.generators.edits import EDIT_KINDS
@@ -117,7 +117,7 @@ def test_the_settings_file_is_the_defaults_and_names_every_setting(kind):
     """The file is where the word lists' defaults come from; it also shows every other setting (a
     word list's entries may leave out their own defaults: a property's ``except: []``)."""
     model = EDIT_KINDS[kind].settings_class()
-    written = yaml.safe_load((ROOT / "configs" / "contrast" / f"{kind}.yaml").read_text())
+    written = read_yaml((ROOT / "configs" / "contrast" / f"{kind}.yaml").read_text())
     assert model.model_validate(written) == model()
     assert set(written) == set(model().model_dump()) - {"device"}
 
@@ -172,3 +172,35 @@ def test_a_contradictory_word_list_is_one_line_and_exit_2(tmp_path):
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert "attribute.yaml: properties.colour: 'red' is in two values" in done.stderr
     assert not (tmp_path / "a.jsonl").exists()
+
+
+def test_a_section_given_in_part_keeps_the_kinds_own_defaults(tmp_path):
+    """The relation kind judges with its own ``choice.max_loss``; a file that sets another ``choice``
+    value leaves it as the kind has it, not as the shared section's defaults have it."""
+    from tvrbench.generators.config import EditChoiceConfig, RelationConfig, load_config
+
+    assert RelationConfig().choice.max_loss != EditChoiceConfig().max_loss
+    path = tmp_path / "relation.yaml"
+    path.write_text("choice:\n  max_behind_best: 0.5\n")
+    loaded = load_config(path, RelationConfig)
+    assert loaded.choice.max_behind_best == 0.5 and loaded.choice.max_loss == RelationConfig().choice.max_loss
+
+
+def test_settings_files_read_on_and_off_as_words():
+    from tvrbench.config import read_yaml
+
+    assert read_yaml("on: [under, off]\nyes: no\nflag: true\nother: False\n") == {"on": ["under", "off"], "yes": "no", "flag": True, "other": False}
+
+
+def test_the_judge_measures_the_lm_preference_the_sidecar_reports(kind_run):
+    """The judge records both sentences' per-token means (``per_token``); they are the language model's
+    own means of the two texts, and the sidecar's LM preference is read from them, not scored again."""
+    from tvrbench.lm.models import load_language_model, mean_logprobs
+
+    kind, out, records, run = kind_run
+    lm = load_language_model("ngram")
+    for record in records:
+        recorded = record.filters["reads-as-real"]["per_token"]
+        np.testing.assert_allclose(recorded, mean_logprobs(lm, [record.original, record.contrast]), atol=5e-4)
+    gaps = np.array([r.filters["reads-as-real"]["per_token"][0] - r.filters["reads-as-real"]["per_token"][1] for r in records])
+    assert run.plausibility.pairs == len(records) and run.plausibility.prefers_original == pytest.approx(np.mean(gaps > 0))

@@ -12,11 +12,12 @@ after alone (AUC +0.06 on both reads), so the edited words count here.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from tvrbench.generators.base import Candidate, Check, by_target, changed_fields
 from tvrbench.generators.config import EditChoiceConfig
 from tvrbench.lm.models import LanguageModel
-from tvrbench.numerics import NATS, rounded
+from tvrbench.numerics import NATS, NATS_PER_TOKEN, rounded
 
 
 def first_change(candidate: Candidate) -> int:
@@ -24,39 +25,51 @@ def first_change(candidate: Candidate) -> int:
     return min(replacement.char_start for replacement in candidate.replacements)
 
 
+class Scored(NamedTuple):
+    """Log-probability of some tokens, and how many."""
+
+    total: float
+    tokens: int
+
+
 class EditScores:
-    """Each candidate's gap to its original, from the first changed word on (nats): a target's candidates
-    are scored after one left context (the words before the earliest change of any of them), its
-    key-value cache computed once. Scores are kept across chunks, up to ``limit`` (a target's later
-    blocks reuse the original's, and the set policy's second search of a caption reuses all it judged
-    before): a text's score never depends on what else the model scored (the numeric contract)."""
+    """Each candidate's gap to its original, from the first changed word on (nats), and both sentences'
+    per-token means: a target's candidates are scored after one left context (the words before the
+    earliest change of any of them), run once. Scores are kept across chunks, up to ``limit`` (a
+    target's later blocks reuse the original's, and the set policy's second search of a caption reuses
+    all it judged before): a text's score never depends on what else the model scored (the numeric
+    contract)."""
 
     def __init__(self, lm: LanguageModel, limit: int = 200_000):
         self.lm = lm
         self.limit = limit
-        self.scores: dict[tuple[str, str], float] = {}  # (words before the cut, words from it): log-probability
+        self.scores: dict[tuple[str, str], Scored] = {}  # (words before the cut, words from it): those words' score
+        self.lefts: dict[str, Scored] = {}  # the words before a cut: theirs
 
     def clear_cache(self) -> None:
         """Only past ``limit``: what is kept is right for any chunk."""
         if len(self.scores) > self.limit:
             self.scores.clear()
+            self.lefts.clear()
 
-    def gaps(self, candidates: Sequence[Candidate]) -> list[float]:
-        gaps = [0.0] * len(candidates)
+    def of(self, candidates: Sequence[Candidate]) -> list[tuple[Scored, Scored, Scored]]:
+        """(the words before the cut, the original's from it, the candidate's from it) of each candidate."""
+        found: list = [None] * len(candidates)
         for positions in by_target(candidates).values():
             group = [candidates[k] for k in positions]
             original = group[0].original
-            cut = min(map(first_change, group))
-            left = original[:cut]
-            texts = [original[cut:], *(c.text[cut:] for c in group)]
+            left = original[: min(map(first_change, group))]
+            texts = [original[len(left) :], *(c.text[len(left) :] for c in group)]
             missing = list(dict.fromkeys(t for t in texts if (left, t) not in self.scores))
             if missing:
-                found = self.lm.span_logprobs(left, missing, "", with_left=False)
-                self.scores.update({(left, t): float(s.fill.sum() + s.right.sum()) for t, s in zip(missing, found)})
-            base = self.scores[(left, texts[0])]
+                scored = self.lm.span_logprobs(left, missing, "")
+                self.lefts[left] = Scored(float(scored[0].left.sum()), len(scored[0].left))
+                self.scores.update(
+                    {(left, t): Scored(float(s.fill.sum() + s.right.sum()), len(s.fill) + len(s.right)) for t, s in zip(missing, scored)}
+                )
             for k, text in zip(positions, texts[1:]):
-                gaps[k] = self.scores[(left, text)] - base
-        return gaps
+                found[k] = (self.lefts[left], self.scores[(left, texts[0])], self.scores[(left, text)])
+        return found
 
 
 class ReadsAsWell:
@@ -68,7 +81,9 @@ class ReadsAsWell:
 
     Relative to the best, not a fixed bar, as the verb kind's judge (:class:`~tvrbench.generators.verb.filters.ReadsAsReal`):
     what can fit is measured against what else fits the same place. Kept under the same name in the
-    records (``reads-as-real``), with ``compared: edit`` saying what was compared."""
+    records (``reads-as-real``), with ``compared: edit`` saying what was compared, and ``per_token``, the
+    two sentences' mean log-probability per token: the contrast run's LM preference reads them instead
+    of scoring every pair again (a third of the model's work on a kind with many records)."""
 
     name = "reads-as-real"
 
@@ -85,11 +100,14 @@ class ReadsAsWell:
         self.best.clear()
 
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:
-        gaps = [rounded(gap, NATS) for gap in self.scores.gaps(candidates)]  # decided on as the record shows them
+        scored = self.scores.of(candidates)
+        gaps = [rounded(new.total - original.total, NATS) for _, original, new in scored]  # decided on as the record shows them
         checks: list[Check] = [Check(False)] * len(candidates)
         for target, positions in by_target(candidates).items():
             best = self.best[target] = max(self.best.get(target, -float("inf")), *(gaps[k] for k in positions))
             for k in positions:
                 passed = gaps[k] >= rounded(best - self.max_behind_best, NATS) and gaps[k] >= -self.max_loss
-                checks[k] = Check(bool(passed), gaps[k], {"compared": "edit", "best": best})
+                left, original, new = scored[k]
+                means = [rounded((left.total + s.total) / max(left.tokens + s.tokens, 1), NATS_PER_TOKEN) for s in (original, new)]
+                checks[k] = Check(bool(passed), gaps[k], {"compared": "edit", "best": best, "per_token": means})
         return checks
