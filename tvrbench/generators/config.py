@@ -8,6 +8,7 @@ InputError naming the file).
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -222,6 +223,18 @@ def check_contrasts(key: str, groups: dict[str, list[list[str]]] | list[list[str
                     raise ValueError(f"{where}: {word!r} is in two values, so it would contrast with itself")
 
 
+def check_words(key: str, words: Sequence[str], one_word: bool = False) -> None:
+    """A plain word list: refused, naming the key, with an empty entry (or, ``one_word``, more than one
+    word) or a word listed twice."""
+    seen: set[str] = set()
+    for word in words:
+        if not word.strip() or (one_word and " " in word.strip()):
+            raise ValueError(f"{key}: {word!r} is not one word" if one_word else f"{key}: an empty entry")
+        if word.lower() in seen:
+            raise ValueError(f"{key}: {word!r} is listed twice")
+        seen.add(word.lower())
+
+
 class EditChoiceConfig(Settings):
     """A target's candidates that pass the cheap constraints are drawn in a seeded order (weights that
     spread the substitutes); the language model judges them a block at a time and keeps those whose
@@ -299,13 +312,7 @@ class NounKinds(Settings):
         if not self.kinds:
             raise ValueError("kinds: empty (no noun could change)")
         for key in ("kinds", "uncountable", "skip"):
-            seen: set[str] = set()
-            for word in getattr(self, key):
-                if not word.strip():
-                    raise ValueError(f"{key}: an empty entry")
-                if word.lower() in seen:
-                    raise ValueError(f"{key}: {word!r} is listed twice")
-                seen.add(word.lower())
+            check_words(key, getattr(self, key))
         for name in self.uncountable:
             if name not in self.kinds:
                 raise ValueError(f"uncountable: {name!r} is not one of the kinds")
@@ -463,13 +470,7 @@ class SwapConfig(EditConfig):
             if not group or not all(isinstance(name, str) and name.strip() for name in group):
                 raise ValueError(f"groups: group {index + 1} is empty")
         for key in ("animate_verbs", "symmetric_prepositions", "symmetric_verbs", "one_way_verbs", "never_subject", "properties"):
-            seen: set[str] = set()
-            for word in getattr(self, key):
-                if not word.strip():
-                    raise ValueError(f"{key}: an empty entry")
-                if word.lower() in seen:
-                    raise ValueError(f"{key}: {word!r} is listed twice")
-                seen.add(word.lower())
+            check_words(key, getattr(self, key))
         known = packaged_settings("contrast/attribute")["properties"]
         for name in self.properties:
             if name not in known:
@@ -501,22 +502,12 @@ class AddConfig(EditConfig):
         if "with" in self.forms and not (self.accompaniments and self.accompanied):
             raise ValueError(f"{'accompaniments' if not self.accompaniments else 'accompanied'}: empty (nothing could be added with a noun)")
         for name, p in self.properties.items():
-            seen: set[str] = set()
             for index, value in enumerate(p.values):
-                if not value or not all(isinstance(word, str) and word.strip() for word in value):
+                if not value:
                     raise ValueError(f"properties.{name}: value {index + 1} is empty")
-                for word in value:
-                    if word.lower() in seen:
-                        raise ValueError(f"properties.{name}: {word!r} is listed twice")
-                    seen.add(word.lower())
+            check_words(f"properties.{name}", [word for value in p.values for word in value])
         for key in ("accompaniments", "accompanied"):
-            seen = set()
-            for word in getattr(self, key):
-                if not word.strip() or " " in word.strip():
-                    raise ValueError(f"{key}: {word!r} is not one word")
-                if word.lower() in seen:
-                    raise ValueError(f"{key}: {word!r} is listed twice")
-                seen.add(word.lower())
+            check_words(key, getattr(self, key), one_word=True)
         return self
 
 

@@ -60,7 +60,6 @@ from tvrbench.io.captions import Captions
 
 BARE = "plural"  # the name of a bare plural's (absent) quantity, as a target's label and a record's "original"
 MAX_DIGITS = 100  # a digit above this is a year, a score or a name ("in 2002", "grand theft auto 5" is after its noun)
-THINGS = frozenset({"noun.artifact", "noun.object", "noun.substance", "noun.food", "noun.plant"})
 ONE_OF = frozenset({"a", "an", "the", "this", "that", "his", "her", "its", "their", "my", "your", "our"})  # before one thing
 PERSON = ("person", "Tops", "person.n.01", "people")  # what makes a noun a person's for the pronouns
 # The pronouns of one and of several, by what they refer to.
@@ -135,19 +134,10 @@ class CountedNouns:
         found = forms(noun)
         return (found[0] if found else noun.lemma_).lower()
 
-    @functools.lru_cache(maxsize=20000)  # noqa: B019 - one per generator
-    def named(self, lemma: str, names: tuple[str, ...]) -> bool:
-        """Whether ``names`` name the noun by its first WordNet sense only (its class, a synset above
-        it, or the noun itself): lexicon's ``named`` reads three senses, which makes a person of "page"
-        and "letter" (a page boy, a letterman)."""
-        synsets = self.facts.nouns(lemma)
-        first = synsets[0] if synsets else None
-        found = first.lexname().removeprefix("noun.") if first else None
-        above = {a.name() for path in first.hypernym_paths() for a in path} if first else set()
-        return any(name in ("any", lemma, found) or name in above for name in names)
-
     def names(self, noun, names: Sequence[str]) -> bool:
-        return self.named(self.lemma(noun), tuple(names))
+        """Whether ``names`` name the noun by its first WordNet sense alone (``WordNetFacts.named``)."""
+        lemma = self.lemma(noun)
+        return self.facts.named(lemma, self.facts.noun_class(lemma), names, senses=1)
 
     def is_person(self, noun) -> bool:
         return self.names(noun, PERSON)
@@ -240,20 +230,12 @@ class CountedNouns:
         return self.names(noun, self.config.nouns) or (noun.dep_ == "dobj" and self.names(noun, self.config.objects))
 
     def thing_too(self, noun) -> bool:
-        """Whether the noun may well be a thing: its first WordNet sense is one SemCor hardly saw (WordNet's
-        order says little then) and a thing is among its next two ("stroller", "monitor": persons first,
-        prams and screens in a video; "kid" and "guy" keep their persons, seen 53 and 33 times)."""
-        return rare_first_sense(self.facts, self.lemma(noun))
+        """Whether the noun may well be a thing (``WordNetFacts.rare_first_sense``: "stroller", "monitor")."""
+        return self.facts.rare_first_sense(self.lemma(noun))
 
     def in_compound(self, noun) -> bool:
-        """Whether the word before the noun makes with it a noun that is no kind of it ("hot dog", "teddy
-        bear"; a "young person" and a "police officer" are persons and officers)."""
-        if noun.i == 0 or not noun.nbor(-1).is_alpha:
-            return False
-        joined, alone = self.facts.nouns(f"{noun.nbor(-1).lower_} {self.lemma(noun)}"), self.facts.nouns(self.lemma(noun))
-        if not joined or not alone:
-            return False
-        return alone[0] not in {a for path in joined[0].hypernym_paths() for a in path}
+        """Whether the word before the noun makes with it a noun that is no kind of it ("hot dog", "teddy bear")."""
+        return noun.i > 0 and noun.nbor(-1).is_alpha and self.facts.joined_apart(noun.nbor(-1).lower_, self.lemma(noun))
 
     @staticmethod
     def described_as_one(noun) -> bool:
@@ -305,16 +287,6 @@ class CountedNouns:
         found = [counted for counted in map(self.counted, item.doc) if counted is not None]
         several = [counted for counted in found if counted.plural]
         return [Target(counted.start, counted.noun.i + 1, counted.name) for counted in several or found]
-
-
-def rare_first_sense(facts: WordNetFacts, lemma: str) -> bool:
-    """Whether the noun's first WordNet sense was seen at most once in SemCor and one of its next two
-    senses is a thing (see :meth:`CountedNouns.thing_too`)."""
-    synsets = facts.nouns(lemma)
-    if not synsets:
-        return False
-    seen = sum(name.count() for name in synsets[0].lemmas() if name.name().lower() == lemma.replace(" ", "_"))
-    return seen <= 1 and any(synset.lexname() in THINGS for synset in synsets[1:3])
 
 
 def verb_form(token) -> bool:

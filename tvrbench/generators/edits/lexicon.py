@@ -3,9 +3,9 @@ or one names a kind of the other, and the common members of a kind.
 
 * A noun's **class** is the lexicographer file of its first sense (``animal``, ``artifact``, ``food``);
   the attribute kind reads it ("red" describes things, "young" persons and animals).
-* A noun's **kind** is the most specific of the settings' kinds (WordNet synsets: ``musical_instrument.n.01``,
-  ``motor_vehicle.n.01``) above one of its first senses: the object kind swaps a noun for another of
-  its kind ("cello" → "piano"), which reads like a real caption far more often than any noun would.
+* A sense's **kind** is the most specific of the settings' kinds (WordNet synsets: ``musical_instrument.n.01``,
+  ``motor_vehicle.n.01``) above it: the object kind swaps a noun for another of its kind ("cello" →
+  "piano"), which reads like a real caption far more often than any noun would.
 * **Related** words are never a contrast (issue 45): a synonym (a shared synset), a hypernym or a
   hyponym ("dog" → "animal", "poodle") of any sense; for adjectives, a synonym or a similar word
   (WordNet's satellites: "big" and "huge").
@@ -14,10 +14,22 @@ or one names a kind of the other, and the common members of a kind.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from tvrbench.errors import InputError
 from tvrbench.resources import wordnet
+
+THINGS = frozenset({"noun.artifact", "noun.object", "noun.substance", "noun.food", "noun.plant"})  # classes of things one can see
+
+
+def kind_of_synset(synset, kinds: Collection[str]) -> str | None:
+    """The most specific of ``kinds`` (synset names) that ``synset`` is or is a kind of."""
+    depth: dict[str, int] = {}
+    for path in synset.hypernym_paths():
+        for position, ancestor in enumerate(path):
+            if ancestor.name() in kinds:
+                depth[ancestor.name()] = max(depth.get(ancestor.name(), -1), position)
+    return max(sorted(depth), key=depth.get) if depth else None
 
 
 class WordNetFacts:
@@ -38,33 +50,37 @@ class WordNetFacts:
         return synsets[0].lexname().removeprefix("noun.") if synsets else None
 
     @functools.lru_cache(maxsize=100_000)
-    def kind(self, lemma: str, kinds: tuple[str, ...]) -> str | None:
-        """The most specific of ``kinds`` (synset names) above one of the noun's first ``senses`` senses,
-        tried in order of frequency; None when none is. A person never has one (persons are the gender
-        and person-ID kinds')."""
-        synsets = self.nouns(lemma)
-        if not synsets or synsets[0].lexname() == "noun.person":
-            return None
-        wanted = set(kinds)
-        for synset in synsets[: self.senses]:
-            depth = {}
-            for path in synset.hypernym_paths():
-                for position, ancestor in enumerate(path):
-                    if ancestor.name() in wanted:
-                        depth[ancestor.name()] = max(depth.get(ancestor.name(), -1), position)
-            if depth:
-                return max(sorted(depth), key=depth.get)
-        return None
+    def above(self, lemma: str, senses: int) -> frozenset[str]:
+        """The names of the noun's first ``senses`` senses and of every synset above one of them."""
+        return frozenset(a.name() for synset in self.nouns(lemma)[:senses] for path in synset.hypernym_paths() for a in path)
 
-    @functools.lru_cache(maxsize=100_000)
     def is_kind_of(self, lemma: str, synset: str) -> bool:
         """Whether one of the noun's first ``senses`` senses is ``synset`` or a kind of it."""
-        return any(synset in {a.name() for path in s.hypernym_paths() for a in path} for s in self.nouns(lemma)[: self.senses])
+        return synset in self.above(lemma, self.senses)
 
-    def named(self, lemma: str, noun_class: str | None, names: Sequence[str]) -> bool:
-        """Whether ``names`` name the noun: ``any``, its class (``noun_class``: ``artifact``), a synset it
-        is a kind of (``clothing.n.01``) or the noun itself."""
-        return any(name in ("any", lemma, noun_class) or (".n." in name and self.is_kind_of(lemma, name)) for name in names)
+    def named(self, lemma: str, noun_class: str | None, names: Sequence[str], senses: int | None = None) -> bool:
+        """Whether ``names`` name the noun: ``any``, its class (``noun_class``: ``artifact``), a synset one
+        of its first ``senses`` senses (the facts' own by default) is a kind of (``clothing.n.01``), or
+        the noun itself. The counting and swap kinds read the first sense alone: three senses make a
+        person of "page" and "letter" (a page boy, a letterman)."""
+        above = self.above(lemma, senses or self.senses)
+        return any(name in ("any", lemma, noun_class) or (".n." in name and name in above) for name in names)
+
+    def joined_apart(self, before: str, lemma: str) -> bool:
+        """Whether the word before the noun makes with it a noun of WordNet's that is no kind of it ("hot
+        dog", "teddy bear", "baby monitor"; a "young person" is a person, "red wine" a wine)."""
+        joined, alone = self.nouns(f"{before} {lemma}"), self.nouns(lemma)
+        return bool(joined and alone) and alone[0] not in {a for path in joined[0].hypernym_paths() for a in path}
+
+    def rare_first_sense(self, lemma: str) -> bool:
+        """Whether the noun's first sense was seen at most once in SemCor (WordNet's order says little then)
+        and a thing is among its next two senses ("stroller", "monitor": persons first, prams and screens
+        in a video; "kid" and "guy" keep their persons, seen 53 and 33 times)."""
+        synsets = self.nouns(lemma)
+        if not synsets:
+            return False
+        seen = sum(name.count() for name in synsets[0].lemmas() if name.name().lower() == lemma.replace(" ", "_"))
+        return seen <= 1 and any(synset.lexname() in THINGS for synset in synsets[1:3])
 
     def check_synsets(self, names: Iterable[str], key: str) -> None:
         """Refuse a synset name WordNet does not have, naming the settings ``key``."""

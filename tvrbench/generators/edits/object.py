@@ -40,7 +40,7 @@ from tvrbench.generators.base import Candidate, CaptionItem, Request, Target, ma
 from tvrbench.generators.config import NounKinds, ObjectConfig
 from tvrbench.generators.edits.constraints import MeaningChanged, NewToCaption
 from tvrbench.generators.edits.grammar import ARTICLES, plural, singular, with_articles
-from tvrbench.generators.edits.lexicon import WordNetFacts
+from tvrbench.generators.edits.lexicon import WordNetFacts, kind_of_synset
 from tvrbench.generators.edits.recipe import Collection, EditContrasts, Recipe
 from tvrbench.lm.models import LanguageModel
 
@@ -58,16 +58,6 @@ def in_compound(token) -> bool:
 def counted(token) -> bool:
     """Whether the noun is used as a countable thing: in the plural, or after an article or a determiner."""
     return token.tag_ == "NNS" or any(child.dep_ in ("det", "poss", "nummod") for child in token.children)
-
-
-def kind_of_synset(synset, kinds: Sequence[str]) -> str | None:
-    """The most specific of ``kinds`` (synset names) that ``synset`` is or is a kind of."""
-    depth: dict[str, int] = {}
-    for path in synset.hypernym_paths():
-        for position, ancestor in enumerate(path):
-            if ancestor.name() in kinds:
-                depth[ancestor.name()] = max(depth.get(ancestor.name(), -1), position)
-    return max(sorted(depth), key=depth.get) if depth else None
 
 
 class ObjectNouns:
@@ -98,7 +88,7 @@ class ObjectNouns:
         lemma = token.lemma_.lower()
         if lemma in self.skip or token.lower_ in self.skip or self.names_a_kind(lemma):
             return None
-        if any(self.facts.nouns(f"{child.lower_}_{lemma}") for child in token.lefts if child.dep_ == "amod"):  # "hot dogs" are no dogs
+        if any(self.facts.joined_apart(child.lower_, lemma) for child in token.lefts if child.dep_ == "amod"):  # "hot dogs" are no dogs
             return None
         if token.tag_ == "NNS" and self.own_plural(token.lower_, lemma):
             return None

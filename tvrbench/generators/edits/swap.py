@@ -44,7 +44,6 @@ from dataclasses import dataclass
 from tvrbench.generators.base import Candidate, CaptionItem, Request, Target, replace_tokens
 from tvrbench.generators.config import AttributeConfig, SwapConfig
 from tvrbench.generators.edits.attribute import Adjectives
-from tvrbench.generators.edits.counting import rare_first_sense
 from tvrbench.generators.edits.grammar import with_articles
 from tvrbench.generators.edits.lexicon import WordNetFacts
 from tvrbench.generators.edits.recipe import Collection, EditContrasts, Recipe
@@ -161,24 +160,16 @@ class SwapTargets:
         sense is rare and a thing comes next ("stroller", "monitor": persons first, prams and screens in
         videos) or when the word before it makes another noun with it ("baby monitor", "hot dog")."""
         lemma = noun.lemma_.lower()
-        synsets = self.facts.nouns(lemma)
-        if not synsets or rare_first_sense(self.facts, lemma):
+        if not self.facts.nouns(lemma) or self.facts.rare_first_sense(lemma):
             return None
-        if noun.i > 0 and noun.nbor(-1).is_alpha and self.facts.nouns(f"{noun.nbor(-1).lower_} {lemma}"):
-            joined = self.facts.nouns(f"{noun.nbor(-1).lower_} {lemma}")[0]
-            if synsets[0] not in {a for path in joined.hypernym_paths() for a in path}:
-                return None
-        first = synsets[0]
-        found = first.lexname().removeprefix("noun.")
-        above = {a.name() for path in first.hypernym_paths() for a in path}
-        for index, names in enumerate(self.config.groups):
-            if any(name in ("any", lemma, found) or name in above for name in names):
-                return index
-        return None
+        if noun.i > 0 and noun.nbor(-1).is_alpha and self.facts.joined_apart(noun.nbor(-1).lower_, lemma):
+            return None
+        found = self.facts.noun_class(lemma)
+        return next((index for index, names in enumerate(self.config.groups) if self.facts.named(lemma, found, names, senses=1)), None)
 
     def animate(self, noun) -> str | None:
         """``person`` or ``animal`` (its first sense), else None."""
-        above = {a.name() for s in self.facts.nouns(noun.lemma_.lower())[:1] for path in s.hypernym_paths() for a in path}
+        above = self.facts.above(noun.lemma_.lower(), 1)
         return "person" if "person.n.01" in above or noun.lemma_.lower() == "people" else "animal" if "animal.n.01" in above else None
 
     def may_trade(self, first, second, verb) -> bool:
