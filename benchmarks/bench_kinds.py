@@ -35,6 +35,10 @@ from bench_contrast import MSRVTT, RESULTS, cli  # noqa: E402  the same fresh-pr
 from tvrbench.generators.edits import EDIT_KINDS  # noqa: E402
 
 
+def share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
 def measure(kind: str, folder: Path) -> dict:
     out = folder / f"{kind}.jsonl"
     run = cli("contrast", kind, "--captions", str(MSRVTT), "--out", str(out))
@@ -90,10 +94,10 @@ def main() -> None:
     for kind in args.kinds.split(","):
         results["kinds"][kind] = found = measure(kind, folder)
         print(
-            f"{kind}: {found['records']}/{found['captions_with_target']} = {found['coverage']:.1%} coverage, {found['captions_per_s']} captions/s, "
-            f"{found['peak_rss_mb']} MB, LM prefers original {found['lm_prefers_original']:.1%}, "
-            f"hypothesis-only {found['hypothesis_only_accuracy']:.1%}, commonest {found['commonest_substitute']} "
-            f"{found['commonest_substitute_share_of_records']:.1%}",
+            f"{kind}: {found['records']}/{found['captions_with_target']} = {share(found['coverage'])} coverage, {found['captions_per_s']} "
+            f"captions/s, {found['peak_rss_mb']} MB, LM prefers original {share(found['lm_prefers_original'])}, "
+            f"hypothesis-only {share(found['hypothesis_only_accuracy'])}, commonest {found['commonest_substitute']} "
+            f"{share(found['commonest_substitute_share_of_records'])}",
             flush=True,
         )
     if args.keep:

@@ -33,7 +33,7 @@ def package_version(name: str) -> str:
 
 # Every library a signature may name (the commands' ``libraries``), as ``tvrbench --version`` lists them.
 LIBRARIES = (
-    "numpy", "scipy", "scikit-learn", "numba", "pyarrow", "spacy", "nltk", "lemminflect", "pocketsphinx",
+    "numpy", "scipy", "scikit-learn", "numba", "pyarrow", "spacy", "nltk", "lemminflect", "inflect", "pocketsphinx",
     "sentence-transformers", "transformers", "torch", "datasets",
 )  # fmt: skip
 

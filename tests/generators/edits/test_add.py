@@ -30,6 +30,15 @@ def test_the_article_agrees_and_a_first_word_keeps_its_capital(add, proposals):
     assert "Little kids are playing" in proposals(add, "Kids are playing")
 
 
+def test_an_added_object_is_no_kind_of_another_noun_of_the_caption(add, proposals):
+    """Read blind, "loading guns and bullets with ammunition" was rejected: what is added must be another
+    thing than every noun of the caption, not only the one it joins."""
+    alone = proposals(add, "a bowl is on the table and a woman is cutting onions")
+    beside = proposals(add, "vegetables are in a bowl and a woman is cutting onions")
+    assert "a bowl is on the table and a woman is cutting onions and tomatoes" in alone
+    assert not [text for text in beside if "onions and" in text]  # tomatoes, potatoes, beans: kinds of vegetable
+
+
 def test_an_object_of_the_same_kind_is_coordinated_in_the_same_number(add, proposals):
     cut = proposals(add, "a woman is cutting onions with a knife")
     assert "a woman is cutting onions and tomatoes with a knife" in cut

@@ -51,6 +51,7 @@ def test_a_connective_with_a_counterpart_becomes_it(event_order, proposals):
         "a woman looks after abandoned children",  # "look after"
         "a man drives while talking",  # simultaneous: off by default
         "a man sings and plays the guitar",  # no order stated
+        "a blonde woman is speaking and then a button to her channel appears",  # "her" told before the woman (read blind: rejected)
     ],
 )
 def test_events_that_cannot_trade_cleanly_are_no_target(event_order, proposals, text):

@@ -238,8 +238,9 @@ class Additions:
 
 
 class AddedObjectChanges:
-    """An added object means another thing than the one it joins: no synonym, hypernym or hyponym
-    ("onions and vegetables"). An added attribute passes (nothing is given up)."""
+    """An added object means another thing than every noun of the caption: no synonym, hypernym or hyponym
+    of the one it joins ("onions and vegetables") nor of another ("loading guns and bullets with
+    ammunition": read blind, rejected by both readers). An added attribute passes (nothing is given up)."""
 
     name = "meaning-changed"
 
@@ -249,8 +250,10 @@ class AddedObjectChanges:
     def check(self, candidates: Sequence[Candidate]) -> list[Check]:
         checks = []
         for candidate in candidates:
-            details = candidate.details
-            relation = self.facts.related_nouns(details["original"], details["substitute"]) if details["form"] == "object" else None
+            details, relation = candidate.details, None
+            if details["form"] == "object":
+                nouns = [details["original"], *(t.lemma_.lower() for t in candidate.request.item.doc if t.pos_ == "NOUN")]
+                relation = next(filter(None, (self.facts.related_nouns(noun, details["substitute"]) for noun in dict.fromkeys(nouns))), None)
             checks.append(Check(relation is None, None, {"relation": relation}))
         return checks
 

@@ -192,8 +192,8 @@ class OrderedEvents:
             return None
         if any(t.lower_ in self.contradicting for t in (*first, *second)):
             return None  # "opens the door first and then ...": the word would travel with its event
-        if any(t.lower_ in BACK_PRONOUNS and t.pos_ == "PRON" and t.tag_ != "PRP$" for t in second):
-            return None  # told first, the pronoun would come before what it stands for
+        if any(t.lower_ in BACK_PRONOUNS and t.pos_ == "PRON" and (t.tag_ != "PRP$" or swap.whole) for t in second):
+            return None  # told first, the pronoun would come before what it stands for (a clause's "her" too: "a button to her webcasts")
         if any(t.lower_ in self.contradicting for t in doc[swap.second_end :]):
             return None
         return swap

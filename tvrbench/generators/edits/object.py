@@ -92,7 +92,20 @@ class ObjectNouns:
             return None
         if token.tag_ == "NNS" and self.own_plural(token.lower_, lemma):
             return None
+        if self.in_a_title(token):
+            return None
         return self.kind(lemma, counted(token))
+
+    def in_a_title(self, token) -> bool:
+        """Whether the noun is likely a word of a title or a name: the object of "by" ("the song hero by
+        *skillet*": a band) or of "of" after a game or a show ("kissing in the game of *throne*"). Read
+        blind, "... in the game of bed" was rejected by both readers."""
+        if token.dep_ != "pobj":
+            return False
+        preposition = token.head
+        if preposition.lower_ == "by":
+            return True
+        return preposition.lower_ == "of" and preposition.head.pos_ == "NOUN" and self.facts.noun_class(preposition.head.lemma_.lower()) == "act"
 
     @functools.lru_cache(maxsize=100_000)
     def kind(self, lemma: str, is_counted: bool = True, senses: int | None = None) -> str | None:
