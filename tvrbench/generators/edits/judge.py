@@ -53,20 +53,26 @@ class EditScores:
             self.lefts.clear()
 
     def of(self, candidates: Sequence[Candidate]) -> list[tuple[Scored, Scored, Scored]]:
-        """(the words before the cut, the original's from it, the candidate's from it) of each candidate."""
-        found: list = [None] * len(candidates)
+        """(the words before the cut, the original's from it, the candidate's from it) of each candidate.
+        Targets whose words before the cut are the same (none, for an edit of a caption's first word:
+        most of the counting kind's) are scored in one call, so the model's batches fill."""
+        groups = []
         for positions in by_target(candidates).values():
             group = [candidates[k] for k in positions]
             original = group[0].original
             left = original[: min(map(first_change, group))]
-            texts = [original[len(left) :], *(c.text[len(left) :] for c in group)]
-            missing = list(dict.fromkeys(t for t in texts if (left, t) not in self.scores))
-            if missing:
-                scored = self.lm.span_logprobs(left, missing, "")
+            groups.append((positions, left, [original[len(left) :], *(c.text[len(left) :] for c in group)]))
+        missing: dict[str, dict[str, None]] = {}
+        for _, left, texts in groups:
+            missing.setdefault(left, {}).update(dict.fromkeys(t for t in texts if (left, t) not in self.scores))
+        for left, texts in missing.items():
+            if texts:
+                scored = self.lm.span_logprobs(left, list(texts), "")
                 self.lefts[left] = Scored(float(scored[0].left.sum()), len(scored[0].left))
-                self.scores.update(
-                    {(left, t): Scored(float(s.fill.sum() + s.right.sum()), len(s.fill) + len(s.right)) for t, s in zip(missing, scored)}
-                )
+                for text, spans in zip(texts, scored):
+                    self.scores[(left, text)] = Scored(float(spans.fill.sum() + spans.right.sum()), len(spans.fill) + len(spans.right))
+        found: list = [None] * len(candidates)
+        for positions, left, texts in groups:
             for k, text in zip(positions, texts[1:]):
                 found[k] = (self.lefts[left], self.scores[(left, texts[0])], self.scores[(left, text)])
         return found
