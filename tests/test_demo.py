@@ -126,3 +126,21 @@ def test_report_is_self_contained_and_complete(demo_out):
     assert page.count("<img ") >= 3  # bootstrap, length and proxy-curve figures
     assert (demo_out / "plots" / "proxy_curve.png").is_file()
     assert '<section id="mc">' in page and "mc-contrast" in page
+
+
+def test_the_demo_counts_the_cores_left_idle():
+    """The demo gives PyTorch the cores that are idle (two threads beside a busy core took the verb step
+    2.3 times longer than one): a process that keeps one core busy leaves one fewer."""
+    import time
+
+    from tvrbench.cli.demo import idle_cores
+
+    cores = idle_cores()
+    assert 0 <= cores <= (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.5)
+        assert idle_cores(0.5) <= cores - 0.5
+    finally:
+        busy.kill()
+        busy.wait()

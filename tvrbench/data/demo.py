@@ -11,8 +11,9 @@ from pathlib import Path
 
 MODELS = ("strong", "genderblind", "objectonly")
 METRICS = "C@1,C@5,C@10,AP,MdR,MnR,GMR,nDCG,Judged@10"
-# The MC kinds the demo builds: of tvrbench.mc.build.MC_KINDS, all but "id" (LSMDC character names; the sample has none).
-DEMO_MC_KINDS = ("random", "gender", "verb")
+# The MC kinds the demo builds, of tvrbench.mc.build.MC_KINDS: not "id" (LSMDC character names; the sample has none), and of
+# the word-edit kinds the two the sample's captions give enough targets that cost the least (attribute and swap have one or two).
+DEMO_MC_KINDS = ("random", "gender", "verb", "relation", "counting")
 # Shown wherever the sample's models appear (demo summary, report).
 SAMPLE_MODELS = (
     "The sample's simulated models: strong sees every facet of a video; genderblind reads man / woman as "
@@ -146,10 +147,13 @@ def steps() -> list[Step]:
 
 
 def contrast_steps() -> list[Step]:
-    """Gender and verb (offline, WordNet) contrast sets, the Random / Gender / Verb MC splits, the text-only checks (blind, LM)."""
+    """The contrast sets of every kind but random, their MC splits and the Random one, the text-only checks (blind, LM)."""
     return [
-        Step("contrast-gender", ("contrast", "gender", "--captions", _sample("captions.csv"), "--out", "{OUT}/contrast/gender.jsonl")),
-        Step("contrast-verb", ("contrast", "verb", "--captions", _sample("captions.csv"), "--out", "{OUT}/contrast/verb.jsonl")),
+        *(
+            Step(f"contrast-{kind}", ("contrast", kind, "--captions", _sample("captions.csv"), "--out", f"{{OUT}}/contrast/{kind}.jsonl"))
+            for kind in DEMO_MC_KINDS
+            if kind != "random"
+        ),
         *(
             Step(
                 f"mc-{kind}",
