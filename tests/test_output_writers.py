@@ -16,6 +16,7 @@ from test_output_safety import one_line_error, snapshot
 
 from tvrbench.cli import load_commands, run
 from tvrbench.data import sample_path
+from tvrbench.generators.edits import EDIT_KINDS
 from tvrbench.io.writers import written_by
 
 CAPTIONS = str(sample_path("captions.csv"))
@@ -81,7 +82,7 @@ def test_an_output_on_another_outputs_sidecar_is_refused(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> Path:
-    """The sample, two models, LSMDC-like captions with names, a tiny T5 and its settings."""
+    """The sample, two models, LSMDC-like captions with names, captions for the word-edit kinds, a tiny T5 and its settings."""
     pytest.importorskip("transformers", reason="finetune-t5 needs transformers (pip install 'tvrbench[t5]')")
     from tiny_models import build_tiny_models
 
@@ -96,6 +97,9 @@ def inputs(tmp_path_factory) -> Path:
         "c2,Anna hugs Elsa.,M2_00.00.01.000-00.00.02.000\n"
     )
     build_tiny_models(folder / "tiny")
+    (folder / "edits.csv").write_text(  # a target of every word-edit kind
+        "caption_id,text,video_id\ne1,a man in a red shirt opens the door and then walks into the room,v1\ne2,a dog chases a cat on the table,v2\n"
+    )
     (folder / "finetune.yaml").write_text("batch_size: 8\nmax_length: 16\ndevice: cpu\n")
     return folder
 
@@ -116,6 +120,10 @@ CASES = [
         ["contrast", "id", "--captions", "{d}/lsmdc.csv", "--characters", "{d}/characters.csv", "--lm", "ngram", "--out", "{o}/id.jsonl"],
     ),
     ("contrast verb", ["contrast", "verb", "--captions", "{d}/lsmdc.csv", "--lm", "ngram", "--out", "{o}/verb.jsonl"]),
+    *(
+        (f"contrast {kind}", ["contrast", kind, "--captions", "{d}/edits.csv", "--lm", "ngram", "--out", f"{{o}}/{kind}.jsonl"])
+        for kind in EDIT_KINDS
+    ),
     (
         "contrast finetune-t5",
         ["contrast", "finetune-t5", "--train-captions", "{d}/tiny/train.csv", "--model", "{d}/tiny/t5", "--config", "{d}/finetune.yaml"]
@@ -247,8 +255,8 @@ def test_mc_score_and_mc_audit_do_not_replace_each_others_json(made, tmp_path, c
 
 
 # The reruns that add nothing to contrast gender's and review-kit's (the same checks on the same kinds of
-# files) and take most of the time: a sentence model, a T5 fine-tuning.
-SLOW = ("contrast verb", "contrast finetune-t5")
+# files) and take most of the time: a sentence model, a T5 fine-tuning, the word-edit kinds' parser.
+SLOW = ("contrast verb", "contrast finetune-t5", *(f"contrast {kind}" for kind in EDIT_KINDS))
 
 
 def test_a_rerun_replaces_its_own_outputs(inputs, made):

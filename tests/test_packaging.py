@@ -73,6 +73,6 @@ def test_every_command_reading_captions_takes_the_same_reading_options():
 
     found = dict(commands(typer.main.get_command(load_commands())))
     reading = {path for path, opts in found.items() if opts & {"--queries", "--captions", "--train-captions"}}
-    assert len(reading) == 22
+    assert len(reading) == 29
     assert [path for path in reading if not {"--format", "--video-list", "--trust-pickle"} <= found[path]] == []
     assert [path for path in reading if {"--scores", "--fire"} <= found[path] and "--fire-dataset" not in found[path]] == []

@@ -222,7 +222,7 @@ def test_the_command_line_refuses_an_unknown_variant_in_one_line(tmp_path):
     )
     assert completed.returncode == 2 and not (tmp_path / "out.json").exists()
     assert completed.stderr.strip().splitlines() == [
-        "tvrbench: error: settings: metrics: Value error, metric 'AP(variant=x)': unknown variant 'x'; choose one of standard, fire"
+        "tvrbench: error: settings: metrics: metric 'AP(variant=x)': unknown variant 'x'; choose one of standard, fire"
     ]
 
 

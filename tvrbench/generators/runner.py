@@ -123,7 +123,7 @@ def run_contrasts(generator: ContrastGenerator, captions: Captions, out: str | P
         reasons = Counter(entry["reason"] for entry in entries if entry["reason"])
         if reasons.get("no target") == len(captions):
             writer.partial.unlink(missing_ok=True)
-            raise InputError(captions.source, f"no caption has a {kind} target (nothing to contrast)")
+            raise InputError(captions.source, f"no caption has a target of the {kind} kind (nothing to contrast)")
         rejected = Counter()
         for entry in entries:
             rejected.update(entry.get("rejected") or {})
