@@ -220,7 +220,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*TVRBENCH, *args], capture_output=True, text=True, cwd=ROOT)
 
 
-@pytest.mark.parametrize("text, problem", [("a dog runs in the park\n", "no caption has a gender target"), ("\n", "has empty text")])
+@pytest.mark.parametrize("text, problem", [("a dog runs in the park\n", "no caption has a target of the gender kind"), ("\n", "has empty text")])
 def test_cli_bad_captions_exit_2_and_write_nothing(tmp_path, text, problem):
     captions = tmp_path / "c.csv"
     captions.write_text("caption_id,text,video_id\nc1,a cat sleeps,v1\nc2," + text.replace("\n", "") + ",v2\n")

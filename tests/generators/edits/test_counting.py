@@ -43,6 +43,8 @@ def test_a_contrast_means_other_counts(counting, proposals):
     assert "a kid is playing" in found and not [text for text in found if " kids " in f" {text} "]
     assert "one man is cooking" not in proposals(counting, "a man is cooking")
     assert not [text for text in proposals(counting, "two men hug each other") if "man" in text.split()]  # several, together
+    riding = proposals(counting, "people are riding horses in a field")  # a horse each: never one horse for them all
+    assert "a person is riding horses in a field" in riding and not [text for text in riding if "horse " in text]
 
 
 @pytest.mark.parametrize(

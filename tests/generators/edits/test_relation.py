@@ -28,8 +28,8 @@ def test_phrases_change_whole_and_a_trailing_of_goes_with_them(relation, proposa
     found = proposals(relation, "a dog runs out of the house")
     assert "a dog runs into the house" in found and not any("out" in text for text in found)
     assert "a man stands in the house" in proposals(relation, "a man stands outside of the house")
-    behind = proposals(relation, "a girl sings in front of a crowd")
-    assert "a girl sings behind a crowd" in behind and not any("in a crowd" in text or "front" in text for text in behind)
+    behind = proposals(relation, "a girl sings in front of a tree")
+    assert "a girl sings behind a tree" in behind and not any("in a tree" in text or "front" in text for text in behind)
 
 
 def test_a_word_that_means_the_same_there_is_never_proposed(relation, proposals):
@@ -46,6 +46,11 @@ def test_only_relations_of_places_said_of_what_they_fit_are_targets(relation, pr
     assert proposals(relation, "a woman is cooking in the morning") == []  # time
     assert proposals(relation, "a video game is displayed on the screen") == []  # media
     assert proposals(relation, "a band plays on stage") == []  # a bare noun: "behind stage" wants an article
+    # read blind and rejected: a performer's stage, an audience, where a gun points (settings, not code)
+    assert proposals(relation, "a band plays on a stage") == []
+    assert proposals(relation, "a group of people are dancing in front of a crowd") == []
+    assert proposals(relation, "a man points his gun towards a woman") == []
+    assert "a man walks off a stage" in proposals(relation, "a man walks onto a stage")
     assert proposals(relation, "a song played by a band") == []  # "by" is brought in, never changed
     assert proposals(relation, "a man picks up a phone") == []  # a particle of a verb no relation names
     assert "a man is looking down" in proposals(relation, "a man is looking up")

@@ -22,7 +22,8 @@ dogs run", "kids are playing with their dog" → "a kid is playing with their do
   it is the subject of made to agree (also in a relative clause, after "there is"), and the pronouns
   that can only refer to it ("his" → "their"; "their" → "his" of men, "her" of women, left as it is
   of other persons: singular "they"). A plural that acts as several ("hug each other", "together")
-  never becomes one, nor one of two ("they *both*") several.
+  never becomes one, nor what a plural subject acts on ("people are riding *horses*"), nor one of two
+  ("they *both*") several.
 * constraints: none beyond the table (the counts say what a contrast is); the judge (looser than the
   other kinds': a count's word costs the language model its rarity, 3 to 7 nats for "two" instead of
   "a", and every candidate is grammatical by construction), the draw and the cap.
@@ -289,6 +290,15 @@ class CountedNouns:
         return [Target(counted.start, counted.noun.i + 1, counted.name) for counted in several or found]
 
 
+def each_has_one(noun) -> bool:
+    """Whether the noun is what a plural subject acts on ("people are riding *horses*": a horse each);
+    made one, several would share it ("people are riding a single horse" was rejected blind)."""
+    verb = noun.head if noun.dep_ == "dobj" else noun.head.head if noun.dep_ == "pobj" else None
+    return verb is not None and any(
+        child.dep_ in ("nsubj", "nsubjpass") and (child.tag_ == "NNS" or child.lower_ in ("they", "we")) for child in verb.children
+    )
+
+
 def verb_form(token) -> bool:
     """Whether ``token`` could be a verb's third person singular ("talks", "plays"), whatever its tag."""
     from lemminflect import getInflection
@@ -354,7 +364,7 @@ class OtherCounts:
                 if not quantity.substitute or overlapping(counted.counts, quantity.counts) or not self.nouns.allows(quantity, counted.noun):
                     continue
                 several = quantity.counts[0] > 1
-                if counted.plural and not several and self.nouns.acts_together(counted):
+                if counted.plural and not several and (self.nouns.acts_together(counted) or each_has_one(counted.noun)):
                     continue
                 if several != counted.plural and coordinated(counted.head) and self.pronoun_after(counted):
                     continue  # "a young man and his dad" -> "young men and his dad": whose dad?

@@ -5,7 +5,8 @@ song on the *cello*" → "... on the *piano*", "a man is driving a *car*" → ".
   motor vehicles, mammals, dishes, garments, rooms, sports, ...), the most specific one above the
   noun's first concrete sense (an artifact, an animal, a food, a body part, ...: a "shelf" is a
   support, not the continental shelf; a "table" furniture, not a table of figures). Never a person, a
-  noun of a name or a compound ("grand theft *auto*", "a *fondant* baby", "hot *dogs*"), a noun of
+  noun of a name or a compound ("grand theft *auto*", "a *fondant* baby", "hot *dogs*", "polar *bear*",
+  "electric *guitar*": an adjective and noun that WordNet names together), a noun of
   ``skip`` (too general: thing, stuff; or read as something else than WordNet's first sense: a
   "queen" is an insect there), one that names a kind itself ("room", "bird": every other noun of the
   kind is a kind of it), nor a plural with a meaning of its own ("glasses" are not glass). A sport
@@ -88,8 +89,8 @@ class ObjectNouns:
         lemma = token.lemma_.lower()
         if lemma in self.skip or token.lower_ in self.skip or self.names_a_kind(lemma):
             return None
-        if any(self.facts.joined_apart(child.lower_, lemma) for child in token.lefts if child.dep_ == "amod"):  # "hot dogs" are no dogs
-            return None
+        if any(self.facts.nouns(f"{child.lower_} {lemma}") for child in token.lefts if child.dep_ == "amod"):
+            return None  # "hot dogs", "polar bears": the adjective names the noun with it ("polar cat" was rejected blind)
         if token.tag_ == "NNS" and self.own_plural(token.lower_, lemma):
             return None
         if self.in_a_title(token):
