@@ -72,6 +72,13 @@ def test_no_attribute_before_these_nouns(add, proposals, text):
     assert proposals(add, text) == []
 
 
+def test_read_blind_and_rejected_additions_are_not_proposed(add, proposals):
+    """Settings, not code: a kettle of wood, the camera that films grown old (both rejected blind)."""
+    assert not [text for text in proposals(add, "person lighting a kettle") if any(w in text for w in ("wooden", "plastic", "glass"))]
+    assert not [text for text in proposals(add, "two kids talking to the camera") if "old camera" in text or "new camera" in text]
+    assert "a man is holding a wooden bowl" in proposals(add, "a man is holding a bowl")
+
+
 def test_a_word_of_the_caption_is_never_added(add, proposals):
     found = proposals(add, "a little boy plays with a red car and a ball")
     assert not [text for text in found if text.count("red") > 1 or "little" in text.replace("a little boy", "")]
