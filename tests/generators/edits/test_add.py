@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tvrbench.errors import InputError
-from tvrbench.generators.config import AddConfig, load_config
+from tvrbench.generators.config import AddConfig
 from tvrbench.generators.edits.add import AddContrasts
 
 
@@ -116,14 +116,10 @@ def test_records_say_what_was_added(add):
         ("objects:\n  kinds: [bird.n.01]\n  uncountable: [sport.n.01]\n", "objects: uncountable: 'sport.n.01' is not one of the kinds"),
     ],
 )
-def test_word_lists_that_contradict_themselves_are_refused_naming_the_key(tmp_path, yaml_text, problem):
-    path = tmp_path / "add.yaml"
-    path.write_text(yaml_text)
+def test_word_lists_that_contradict_themselves_are_refused_naming_the_key(settings_file, yaml_text, problem):
     with pytest.raises(InputError, match=f"add.yaml: {problem}"):
-        load_config(path, AddConfig)
+        settings_file("add", yaml_text)
 
 
-def test_properties_may_be_left_out_when_no_attribute_is_added(tmp_path):
-    path = tmp_path / "add.yaml"
-    path.write_text("forms: [object]\nproperties: {}\n")
-    assert load_config(path, AddConfig).properties == {}
+def test_properties_may_be_left_out_when_no_attribute_is_added(settings_file):
+    assert settings_file("add", "forms: [object]\nproperties: {}\n").properties == {}

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from tvrbench.errors import InputError
-from tvrbench.generators.config import AttributeConfig, load_config
+from tvrbench.generators.config import AttributeConfig
 from tvrbench.generators.edits.attribute import AttributeContrasts
 
 ROOT = Path(__file__).parents[3]
@@ -58,21 +58,17 @@ def test_records_say_what_changed(attribute):
         ("properties:\n  colour:\n    values: [[red], [blue]]\n    nouns: [artefact]\n", None),
     ],
 )
-def test_word_lists_that_cannot_contrast_are_refused_naming_the_key(tmp_path, yaml_text, problem):
-    path = tmp_path / "attribute.yaml"
-    path.write_text(yaml_text)
+def test_word_lists_that_cannot_contrast_are_refused_naming_the_key(settings_file, yaml_text, problem):
     if problem is None:  # a single noun, not a class: a valid setting
-        assert load_config(path, AttributeConfig).properties["colour"].nouns == ["artefact"]
+        assert settings_file("attribute", yaml_text).properties["colour"].nouns == ["artefact"]
         return
     with pytest.raises(InputError, match=f"attribute.yaml: {problem}"):
-        load_config(path, AttributeConfig)
+        settings_file("attribute", yaml_text)
 
 
-def test_a_new_property_is_settings_alone(tmp_path, proposals):
+def test_a_new_property_is_settings_alone(settings_file, proposals):
     """docs/contrast.md's weather property, added to a copy of the settings file."""
     settings = yaml.safe_load((ROOT / "configs" / "contrast" / "attribute.yaml").read_text())
     settings["properties"]["weather"] = {"values": [["sunny"], ["rainy"], ["snowy"], ["cloudy"], ["foggy"]], "nouns": ["time", "location", "object"]}
-    path = tmp_path / "attribute.yaml"
-    path.write_text(yaml.safe_dump(settings))
-    found = proposals(AttributeContrasts(load_config(path, AttributeConfig, lm="ngram")), "people walk on the beach on a sunny day")
+    found = proposals(AttributeContrasts(settings_file("attribute", yaml.safe_dump(settings), lm="ngram")), "people walk on the beach on a sunny day")
     assert "people walk on the beach on a rainy day" in found and "people walk on the beach on a snowy day" in found

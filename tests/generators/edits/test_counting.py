@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tvrbench.errors import InputError
-from tvrbench.generators.config import CountingConfig, load_config
+from tvrbench.generators.config import CountingConfig
 from tvrbench.generators.edits.counting import CountingContrasts
 
 
@@ -91,8 +91,6 @@ def test_records_say_what_changed(counting):
         ("nouns: []\nobjects: []\n", "nouns: empty"),
     ],
 )
-def test_word_lists_that_cannot_contrast_are_refused_naming_the_key(tmp_path, yaml_text, problem):
-    path = tmp_path / "counting.yaml"
-    path.write_text(yaml_text)
+def test_word_lists_that_cannot_contrast_are_refused_naming_the_key(settings_file, yaml_text, problem):
     with pytest.raises(InputError, match=f"counting.yaml: {problem}"):
-        load_config(path, CountingConfig)
+        settings_file("counting", yaml_text)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tvrbench.errors import InputError
-from tvrbench.generators.config import EventOrderConfig, load_config
+from tvrbench.generators.config import EventOrderConfig
 from tvrbench.generators.edits.event_order import EventOrderContrasts
 
 
@@ -97,8 +97,6 @@ def test_the_settings_file_is_the_defaults():
         ("order:\n  then: [before]\n", "order.then: also a sequence connective"),
     ],
 )
-def test_connective_lists_that_cannot_contrast_are_refused_naming_the_key(tmp_path, yaml_text, problem):
-    path = tmp_path / "event-order.yaml"
-    path.write_text(yaml_text)
+def test_connective_lists_that_cannot_contrast_are_refused_naming_the_key(settings_file, yaml_text, problem):
     with pytest.raises(InputError, match=f"event-order.yaml: {problem}"):
-        load_config(path, EventOrderConfig)
+        settings_file("event-order", yaml_text)

@@ -174,15 +174,13 @@ def test_a_contradictory_word_list_is_one_line_and_exit_2(tmp_path):
     assert not (tmp_path / "a.jsonl").exists()
 
 
-def test_a_section_given_in_part_keeps_the_kinds_own_defaults(tmp_path):
+def test_a_section_given_in_part_keeps_the_kinds_own_defaults(settings_file):
     """The relation kind judges with its own ``choice.max_loss``; a file that sets another ``choice``
     value leaves it as the kind has it, not as the shared section's defaults have it."""
-    from tvrbench.generators.config import EditChoiceConfig, RelationConfig, load_config
+    from tvrbench.generators.config import EditChoiceConfig, RelationConfig
 
     assert RelationConfig().choice.max_loss != EditChoiceConfig().max_loss
-    path = tmp_path / "relation.yaml"
-    path.write_text("choice:\n  max_behind_best: 0.5\n")
-    loaded = load_config(path, RelationConfig)
+    loaded = settings_file("relation", "choice:\n  max_behind_best: 0.5\n")
     assert loaded.choice.max_behind_best == 0.5 and loaded.choice.max_loss == RelationConfig().choice.max_loss
 
 

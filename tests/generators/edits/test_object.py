@@ -9,7 +9,7 @@ import re
 import pytest
 
 from tvrbench.errors import InputError
-from tvrbench.generators.config import ObjectConfig, load_config
+from tvrbench.generators.config import ObjectConfig
 from tvrbench.generators.edits.object import ObjectContrasts
 
 
@@ -113,11 +113,9 @@ def test_records_say_what_changed(objects):
         ("skip: [thing, '  ']\n", "skip: an empty entry"),
     ],
 )
-def test_word_lists_that_contradict_themselves_are_refused_naming_the_key(tmp_path, yaml_text, problem):
-    path = tmp_path / "object.yaml"
-    path.write_text(yaml_text)
+def test_word_lists_that_contradict_themselves_are_refused_naming_the_key(settings_file, yaml_text, problem):
     with pytest.raises(InputError, match=f"object.yaml: {problem}"):
-        load_config(path, ObjectConfig)
+        settings_file("object", yaml_text)
 
 
 def test_a_kind_wordnet_does_not_have_is_refused():

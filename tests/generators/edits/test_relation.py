@@ -8,7 +8,7 @@ import pytest
 
 from tvrbench.config import read_yaml
 from tvrbench.errors import InputError
-from tvrbench.generators.config import RelationConfig, load_config
+from tvrbench.generators.config import RelationConfig
 from tvrbench.generators.edits.relation import RelationContrasts
 
 
@@ -82,15 +82,11 @@ def test_the_settings_file_is_the_defaults():
         ("relations:\n  x:\n    values: [[under], [over]]\n    heads: []\n", "relations.x: heads: empty"),
     ],
 )
-def test_word_lists_that_cannot_contrast_are_refused_naming_the_key(tmp_path, yaml_text, problem):
-    path = tmp_path / "relation.yaml"
-    path.write_text(yaml_text)
+def test_word_lists_that_cannot_contrast_are_refused_naming_the_key(settings_file, yaml_text, problem):
     with pytest.raises(InputError, match=f"relation.yaml: {problem}"):
-        load_config(path, RelationConfig)
+        settings_file("relation", yaml_text)
 
 
-def test_an_unquoted_on_is_the_word(tmp_path):
+def test_an_unquoted_on_is_the_word(settings_file):
     """Settings files read YAML's booleans as true and false only (tvrbench.config.SettingsLoader)."""
-    path = tmp_path / "relation.yaml"
-    path.write_text("relations:\n  x:\n    values: [[on], [off, under]]\n")
-    assert load_config(path, RelationConfig).relations["x"].values == [["on"], ["off", "under"]]
+    assert settings_file("relation", "relations:\n  x:\n    values: [[on], [off, under]]\n").relations["x"].values == [["on"], ["off", "under"]]

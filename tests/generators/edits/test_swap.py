@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tvrbench.errors import InputError
-from tvrbench.generators.config import SwapConfig, load_config
+from tvrbench.generators.config import SwapConfig
 from tvrbench.generators.edits.swap import SwapContrasts
 
 
@@ -77,11 +77,9 @@ def test_records_say_what_changed(swap):
         ("properties: [colour, flavour]\n", "properties: 'flavour' is no property of the attribute kind"),
     ],
 )
-def test_word_lists_that_cannot_work_are_refused_naming_the_key(tmp_path, yaml_text, problem):
-    path = tmp_path / "swap.yaml"
-    path.write_text(yaml_text)
+def test_word_lists_that_cannot_work_are_refused_naming_the_key(settings_file, yaml_text, problem):
     with pytest.raises(InputError, match=f"swap.yaml: {problem}"):
-        load_config(path, SwapConfig)
+        settings_file("swap", yaml_text)
 
 
 def test_a_synset_that_wordnet_lacks_is_refused_naming_the_group(swap):
