@@ -203,7 +203,7 @@ def described(part) -> str:
     settings that differ from their defaults (``reads-as-real(max_loss=2)``). The record's checks are
     keyed by the name alone, which readers of records look up."""
     changed = getattr(part, "changed", "")
-    return f"{part.name}({changed})" if isinstance(changed, str) and changed else part.name
+    return f"{part.name}({changed})" if changed else part.name
 
 
 def by_target(candidates: Sequence[Candidate]) -> dict[tuple[int, int], list[int]]:
