@@ -264,14 +264,9 @@ class CountedNouns:
                 objects = [child] if child.dep_ == "dobj" else [g for g in child.children if g.dep_ == "pobj"] if child.lower_ == "in" else []
                 for thing in objects:  # "girls dress up *in a bright wig*": one wig
                     one = thing.tag_ == "NN" and any(d.dep_ in ("det", "poss") and d.lower_ in ONE_OF for d in thing.children)
-                    if one and (child.dep_ == "dobj" or "clothing.n.01" in self.above(thing)):
+                    if one and (child.dep_ == "dobj" or "clothing.n.01" in self.facts.above(self.lemma(thing), 1)):
                         return True
         return False
-
-    def above(self, noun) -> set[str]:
-        """The synsets above the noun's first WordNet sense (its own among them)."""
-        synsets = self.facts.nouns(self.lemma(noun))
-        return {a.name() for path in synsets[0].hypernym_paths() for a in path} if synsets else set()
 
     def allows(self, quantity: Quantity, noun) -> bool:
         return self.names(noun, quantity.nouns) and not self.names(noun, quantity.except_)

@@ -69,8 +69,8 @@ class WordNetFacts:
     def joined_apart(self, before: str, lemma: str) -> bool:
         """Whether the word before the noun makes with it a noun of WordNet's that is no kind of it ("hot
         dog", "teddy bear", "baby monitor"; a "young person" is a person, "red wine" a wine)."""
-        joined, alone = self.nouns(f"{before} {lemma}"), self.nouns(lemma)
-        return bool(joined and alone) and alone[0] not in {a for path in joined[0].hypernym_paths() for a in path}
+        joined, alone = f"{before} {lemma}", self.nouns(lemma)
+        return bool(self.nouns(joined) and alone) and alone[0].name() not in self.above(joined, 1)
 
     def rare_first_sense(self, lemma: str) -> bool:
         """Whether the noun's first sense was seen at most once in SemCor (WordNet's order says little then)
