@@ -33,7 +33,8 @@ S = TypeVar("S", bound=Settings)
 
 
 class SettingsLoader(yaml.SafeLoader):
-    """YAML as a settings file means it: only ``true`` and ``false`` are booleans (YAML 1.2). YAML 1.1
+    """A safe loader (plain data, no Python objects: ``yaml.load`` with it is ``yaml.safe_load``'s), and
+    YAML as a settings file means it: only ``true`` and ``false`` are booleans (YAML 1.2). YAML 1.1
     also reads ``yes``, ``no``, ``on`` and ``off`` as booleans, and ``on`` is a word of the relation
     kind's lists."""
 
