@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from tvrbench.config import read_yaml
 from tvrbench.errors import InputError
@@ -188,6 +189,8 @@ def test_settings_files_read_on_and_off_as_words():
     from tvrbench.config import read_yaml
 
     assert read_yaml("on: [under, off]\nyes: no\nflag: true\nother: False\n") == {"on": ["under", "off"], "yes": "no", "flag": True, "other": False}
+    with pytest.raises(yaml.constructor.ConstructorError):  # a safe loader: no Python object is built
+        read_yaml("!!python/object/apply:os.getcwd []\n")
 
 
 def test_the_judge_measures_the_lm_preference_the_sidecar_reports(kind_run):
