@@ -134,6 +134,7 @@ CASES = [
         ["contrast", "review-kit", "--contrast", "g={o}/gender.jsonl", "--captions", "{d}/captions.csv", "--per-source", "3", "--controls", "1"]
         + ["--out", "{o}/kit", "--overwrite"],
     ),
+    ("contrast refine", ["contrast", "refine", "--contrast", "{o}/gender.jsonl", "--scorer", "lm", "--lm", "ngram", "--out", "{o}/refined.jsonl"]),
     ("contrast review-score", ["contrast", "review-score", "--kit", "{o}/kit", "--verdicts", "{o}/verdicts.csv", "--json", "{o}/review.json"]),
     ("mc build --kind random", ["mc", "build", "--captions", "{d}/captions.csv", "--kind", "random", "--out", "{o}/random.tsv"]),
     (

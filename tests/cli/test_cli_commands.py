@@ -115,3 +115,13 @@ def test_the_model_input_block_gives_a_command_what_was_typed():
         assert result.exit_code != 0 and len(seen) == 2
     help_text = runner.invoke(probe, ["--help"], env={"COLUMNS": "250", "TERMINAL_WIDTH": "250"}).output
     assert inputs.SCORE_FORMS.split(" (")[0] in help_text and "(probed)" in help_text
+
+
+def test_an_options_own_default_shows_in_the_help(capsys):
+    """An option whose value is None (so that a settings file can stand) names its default in its help;
+    rich markup would read ``[default: 0]`` as a tag and drop it (a new user met it in contrast verb)."""
+    from tvrbench.cli import run
+
+    assert run(["contrast", "verb", "--help"]) == 0
+    shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "Random seed. [default: 0]" in shown and "[default: auto]" in shown

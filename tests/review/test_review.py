@@ -331,3 +331,19 @@ def test_the_form_saves_a_verdict_file_that_scores(kit, tmp_path):
     result = score_review(kit, [saved])
     assert result.figures["readers"] == ["Dana"]
     assert sum(s["accepted"] for s in result.figures["sentences"]) == sum(i % 3 != 0 for i in range(len(entries)))
+
+
+def test_refine_after_review_leaves_out_what_readers_rejected_first(kit, tmp_path):
+    key = key_of(kit)
+    rejected = set(sorted(e["number"] for e in key["sentences"] if e["source"] == FIRST)[:2])
+    fill(kit, tmp_path / "r1.csv", "ann", lambda e: e["number"] in rejected)
+    assert run(["contrast", "review-score", "--kit", str(kit), "--verdicts", str(tmp_path / "r1.csv"), "--json", str(tmp_path / "review.json")]) == 0
+    out = tmp_path / "refined.jsonl"
+    assert run(["contrast", "refine", "--contrast", str(tmp_path / "a.jsonl"), "--reviewed", str(tmp_path / "review.json"),
+                "--scorer", "lm", "--lm", "ngram", "--out", str(out)]) == 0  # fmt: skip
+    sidecar = json.loads((tmp_path / "refined.jsonl.json").read_text())
+    given = len((tmp_path / "a.jsonl").read_text().splitlines())
+    assert sidecar["counts"]["rejected by readers"] == 2 and sidecar["refinement"]["pairs"] == given - 2
+    assert sidecar["review"]["set"] == FIRST and "|reviewed:" in sidecar["signature"]
+    rejected_texts = {e["sentence"] for e in key["sentences"] if e["number"] in rejected}
+    assert not rejected_texts & {json.loads(line)["contrast"] for line in out.read_text().splitlines()}

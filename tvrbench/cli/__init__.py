@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 from collections.abc import Sequence
 
@@ -100,11 +101,22 @@ def _command(argv: Sequence[str]):
     """The Click command for ``argv``: only the named command's module is imported; without one
     (``tvrbench --help``, ``--version``, a typo) every command is listed by its summary alone."""
     if argv and argv[0] in COMMANDS:
-        return typer.main.get_command(load_commands(argv))
+        return _defaults_shown(typer.main.get_command(load_commands(argv)))
     group = typer.main.get_command(app)
     for name, (_, summary) in COMMANDS.items():
         group.commands.setdefault(name, TyperCommand(name, help=summary))
     return group
+
+
+def _defaults_shown(command):
+    """Rich markup reads an option help's own ``[default: 0]`` (given where the option's value is None,
+    so that a settings file can stand) as a tag and drops it; escaped, it shows."""
+    for param in command.params:
+        if getattr(param, "help", None):
+            param.help = re.sub(r"(?<!\\)\[default:", r"\\[default:", param.help)
+    for sub in getattr(command, "commands", {}).values():
+        _defaults_shown(sub)
+    return command
 
 
 def invoke(argv: Sequence[str]) -> None:

@@ -1,7 +1,8 @@
 """``tvrbench contrast object|attribute|relation|counting|swap|add|event-order``: the word-edit kinds,
 one command each, made from the registry (:data:`tvrbench.generators.edits.EDIT_KINDS`): every kind
 takes the same options and writes the same files, so the commands are one function. They join the
-``contrast`` group of :mod:`tvrbench.cli.contrast`; this module is the one ``tvrbench contrast`` loads."""
+``contrast`` group of :mod:`tvrbench.cli.contrast`, as ``contrast refine`` does; this module is the one
+``tvrbench contrast`` loads."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Optional
 
 import typer
 
+from tvrbench.cli import contrast_refine  # noqa: F401  (contrast refine joins the group with the kinds)
 from tvrbench.cli.contrast import CONTRAST_OUT, DEVICE_HELP, ContrastOptions, contrast, contrast_options, report_run
 from tvrbench.cli.inputs import captions_option, reads_captions, selects_captions
 from tvrbench.cli.outputs import writes

@@ -37,20 +37,32 @@ def build(
     out: Path = typer.Option(..., "--out", help="MC TSV (clip, ending0..ending4, label); settings go to OUT.json."),
     contrast: Optional[Path] = typer.Option(None, "--contrast", help="Contrast records (JSONL) of --kind, for every kind but random."),
     reviewed: Optional[Path] = typer.Option(None, "--reviewed", help="Review of --contrast (review-score --json): leave out what a reader rejected."),
+    refine: bool = typer.Option(
+        False, "--refine", help="Keep only instances whose pairs leave text-only scorers at chance (configs/refine.yaml; contrast refine for others)."
+    ),
     same_movie: bool = typer.Option(False, "--same-movie", help="Negatives from other clips of the same movie (LSMDC)."),
     seed: Optional[int] = SEED,
     config: Optional[Path] = config_option("configs/mc.yaml"),
 ):
     """5 options, 1 positive; a contrast MC swaps one random negative for a contrast of the positive."""
+    from tvrbench.generators.config import RefineConfig
     from tvrbench.mc.build import build_mc_file
 
-    split = build_mc_file(reading.read(captions), kind, out, _settings(config, seed, same_movie), contrast, reviewed)
+    split = build_mc_file(
+        reading.read(captions), kind, out, _settings(config, seed, same_movie), contrast, reviewed, RefineConfig() if refine else None
+    )
     dropped = ", ".join(f"{k} {v}" for k, v in sorted(split.dropped.items())) or "none"
     typer.echo(f"wrote {out} and {out}.json: {len(split.instances)} {kind} MC instances (dropped: {dropped})", err=True)
     if split.review:
         from tvrbench.review.score import review_line
 
         typer.echo(f"reviewed: {review_line(split.review)}", err=True)
+    if refine:
+        from tvrbench.cli.outputs import print_table
+        from tvrbench.mc.refine import refinement_tables
+
+        for table in refinement_tables(split.refinement):
+            print_table(table)
 
 
 @mc.command("import")

@@ -90,7 +90,15 @@ def mc_items(path: Path):
     sidecar = read_sidecar(path)
     entries = sidecar.get("instances")
     options = [entry.get("contrast_option") for entry in entries] if isinstance(entries, list) and len(entries) == len(instances) else None
-    return MCItems(instances, options, sidecar.get("plausibility"), sidecar.get("audit"), sidecar.get("review"), digest=input_digest("mc", path))
+    return MCItems(
+        instances,
+        options,
+        sidecar.get("plausibility"),
+        sidecar.get("audit"),
+        sidecar.get("review"),
+        sidecar.get("refinement"),
+        digest=input_digest("mc", path),
+    )
 
 
 @app.command()

@@ -53,6 +53,36 @@ def hypothesis_only(positives: Sequence[str], contrasts: Sequence[str], seed: in
     No intercept, since swapping a and b negates x and flips y; the vocabulary is fitted on the training
     folds only, so a held-out word the training pairs never used counts for nothing.
     """
+    fitted = _cross_fitted(positives, contrasts, seed, folds)
+    if fitted is None:
+        return None
+    decision, y, (vectorizer, model) = fitted
+    weighted = sorted(zip(vectorizer.get_feature_names_out().tolist(), model.coef_[0].tolist()), key=lambda item: (-item[1], item[0]))
+    return {
+        "accuracy": float(np.mean((decision > 0) == y)),  # scikit-learn's predict: a zero decision is class 0
+        "folds": folds,
+        "giveaways": {
+            "contrast": [{"word": w, "weight": v} for w, v in weighted if v > 0][:TOP],
+            "positive": [{"word": w, "weight": v} for w, v in reversed(weighted) if v < 0][:TOP],
+        },
+    }
+
+
+def hypothesis_only_gaps(positives: Sequence[str], contrasts: Sequence[str], seed: int = 0, folds: int = FOLDS) -> tuple[np.ndarray, float] | None:
+    """Each pair's held-out decision of :func:`hypothesis_only`'s classifier, signed so that a positive
+    value picks the right text (the contrast as the contrast), at 6 decimals: a pair is scored by the
+    model fitted on the other folds (cross-fitting). 0 where the pair's differing words were never seen
+    in training. Also :func:`hypothesis_only`'s accuracy, in which such a pair counts as its seeded
+    orientation falls; None with fewer than two pairs per fold."""
+    fitted = _cross_fitted(positives, contrasts, seed, folds)
+    if fitted is None:
+        return None
+    decision, y, _ = fitted
+    return np.round(np.where(y == 1, decision, -decision), 6) + 0.0, float(np.mean((decision > 0) == y))  # + 0.0: no negative zero
+
+
+def _cross_fitted(positives: Sequence[str], contrasts: Sequence[str], seed: int, folds: int):
+    """(held-out decision per oriented pair, orientation y, (vectorizer, model) fit on all pairs)."""
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import KFold
@@ -72,20 +102,11 @@ def hypothesis_only(positives: Sequence[str], contrasts: Sequence[str], seed: in
     def difference(vectorizer, rows):
         return vectorizer.transform([first[i] for i in rows]) - vectorizer.transform([second[i] for i in rows])
 
-    correct = 0
+    decision = np.zeros(n)
     for train, test in KFold(folds, shuffle=True, random_state=seed).split(first):
         vectorizer, model = fit(train)
-        correct += int(np.sum(model.predict(difference(vectorizer, test)) == y[test]))
-    vectorizer, model = fit(np.arange(n))
-    weighted = sorted(zip(vectorizer.get_feature_names_out().tolist(), model.coef_[0].tolist()), key=lambda item: (-item[1], item[0]))
-    return {
-        "accuracy": correct / n,
-        "folds": folds,
-        "giveaways": {
-            "contrast": [{"word": w, "weight": v} for w, v in weighted if v > 0][:TOP],
-            "positive": [{"word": w, "weight": v} for w, v in reversed(weighted) if v < 0][:TOP],
-        },
-    }
+        decision[test] = model.decision_function(difference(vectorizer, test))
+    return decision, y, fit(np.arange(n))
 
 
 def substitute_words(positives: Sequence[str], contrasts: Sequence[str]) -> list[str]:

@@ -553,6 +553,29 @@ class MCConfig(Settings):
     similar_fraction: float = Field(0.15, gt=0, lt=0.5)  # Table 5's most / least similar share
 
 
+class RefineConfig(Settings):
+    """Adversarial refinement (:mod:`tvrbench.mc.refine`): which text-only scorers the kept pairs are
+    balanced against, which are only measured before and after, and the grid over their gaps."""
+
+    scorers: list[str] = Field(default_factory=lambda: ["lm", "hypothesis-only"], min_length=1)
+    checks: list[str] = Field(default_factory=list)  # measured before and after, not balanced against
+    lm: str = "auto"  # the language model of the "lm" scorer
+    bins: int = Field(3, ge=1, le=50)  # cells of a scorer's gap on each side of zero (quantiles of its size)
+    seed: Seed = 0
+    folds: int = Field(5, ge=2, le=20)  # cross-fitting of the hypothesis-only scorer
+
+    @model_validator(mode="after")
+    def _known_scorers(self):
+        for name in [*self.scorers, *self.checks]:
+            if not (name in ("lm", "hypothesis-only") or (name.startswith("lm:") and len(name) > 3) or name.lower().endswith(".npy")):
+                raise ValueError(
+                    f"unknown scorer {name!r}: lm (the judge), lm:NAME (another language model), hypothesis-only, or a .npy file of gaps"
+                )
+        if len(set(self.scorers)) != len(self.scorers):
+            raise ValueError("a scorer is named twice")
+        return self
+
+
 SettingsT = TypeVar("SettingsT", bound=Settings)
 
 

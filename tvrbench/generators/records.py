@@ -124,6 +124,11 @@ def apply_replacements(text: str, replacements: Iterable[Replacement]) -> tuple[
     return replaced_text(text, ordered), edit
 
 
+def record_line(record: ContrastRecord) -> str:
+    """A record as its line of a contrast JSONL file."""
+    return json.dumps(record.to_json(), ensure_ascii=False) + "\n"
+
+
 def read_contrast_records(path: str | Path) -> list[ContrastRecord]:
     """Records of a contrast JSONL file; InputError naming the line on anything malformed."""
     path = Path(path)
@@ -232,7 +237,7 @@ class ResumableJsonl:
         write_json(sidecar_path(self.path), sidecar)
         with atomic_write(self.path) as out:
             for record in records:
-                out.write(json.dumps(record.to_json(), ensure_ascii=False) + "\n")
+                out.write(record_line(record))
         self._handle.close()
         self.partial.unlink(missing_ok=True)
         return records

@@ -30,6 +30,7 @@ FOLDER_MARKS = ("key.json", "tvrbench_finetune.json")
 WRITERS = (
     ({"proxy", "level", "storage"}, "proxies --proxy {proxy}"),
     ({"kind", "counts", "candidates_rejected"}, "contrast {kind}"),
+    ({"kind", "source", "counts", "refinement"}, "contrast refine"),
     ({"kind", "source", "contrast_option_rule"}, "mc import"),
     ({"kind", "instances"}, "mc build --kind {kind}"),
 )

@@ -7,7 +7,7 @@ beside a reference split's when given; what readers made of its contrasts where 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +19,7 @@ from tvrbench.io.mc import read_mc, saved_contrast_options
 from tvrbench.io.sidecars import read_sidecar, sidecar_path
 from tvrbench.lm.models import load_language_model
 from tvrbench.lm.offline import AUTO
+from tvrbench.mc.refine import refinement_line, refinement_tables
 from tvrbench.mc.score import SCORERS, blind_scores, lm_scores, mc_outcomes, summarize
 from tvrbench.resources import sentence_model, sentence_model_name
 from tvrbench.results import Table, TablesOfJson, analysis_signature
@@ -28,11 +29,16 @@ from tvrbench.signature import Signature
 
 def audit_reading(payload: dict) -> list[str]:
     """:func:`pair_reading` of each split of a :class:`SplitAudit` JSON, each sentence with its split's
-    name, then what readers made of its contrasts where a review says (``mc build --reviewed``)."""
+    name, then what readers made of its contrasts where a review says (``mc build --reviewed``), and
+    what refinement kept where the split was refined."""
     return [
         f"{name}: {sentence}"
         for name, split in payload["splits"].items()
-        for sentence in [*pair_reading(split["pairs"]), *([review_line(split["review"])] if split.get("review") else [])]
+        for sentence in [
+            *pair_reading(split["pairs"]),
+            *([review_line(split["review"])] if split.get("review") else []),
+            *([refinement_line(split["refinement"])] if split.get("refinement") else []),
+        ]
     ]
 
 
@@ -72,6 +78,12 @@ def audit_tables(payload: dict) -> list[Table]:
             _ranked(giveaways),
         ),
         Table("Commonest substitute words", ["rank", *splits], _ranked(commonest)),
+        *(
+            replace(table, title=f"{name}: {table.title}")
+            for name, split in splits.items()
+            if split.get("refinement")
+            for table in refinement_tables(split["refinement"])
+        ),
         Table("Reading", [], [], notes=tuple(audit_reading(payload))),
     ]
 
@@ -152,6 +164,7 @@ def audit_split(
     splits = {}
     for name, path, (instances, pairs) in zip(_column_names(paths), paths, read):
         labels = np.array([instance.label for instance in instances])
+        sidecar = read_sidecar(path)
         accuracy = {}
         for scorer in scorers:
             scores = blind_scores(instances, model)[0] if scorer == "blind" else lm_scores(instances, language_model)
@@ -161,7 +174,7 @@ def audit_split(
             "instances": len(instances),
             "pairs": audit_pairs([p for p, _ in pairs], [c for _, c in pairs], language_model, seed).to_json(),
             "scorers": accuracy,
-            **({"review": review} if (review := read_sidecar(path).get("review")) else {}),
+            **{key: sidecar[key] for key in ("review", "refinement") if sidecar.get(key)},
         }
     sources = {}
     for role, path in zip(("mc", "reference"), paths):  # the sidecar says which option is the contrast

@@ -20,7 +20,7 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.generators import CONTRAST_KINDS
-from tvrbench.generators.config import MCConfig
+from tvrbench.generators.config import MCConfig, RefineConfig
 from tvrbench.generators.core import check_texts
 from tvrbench.generators.person_id import caption_movies
 from tvrbench.generators.records import ContrastRecord, read_contrast_records
@@ -28,8 +28,8 @@ from tvrbench.io.atomic import write_json
 from tvrbench.io.captions import Captions
 from tvrbench.io.mc import N_OPTIONS, MCInstance, infer_contrast_option, read_mc, write_mc
 from tvrbench.io.sidecars import read_sidecar, sidecar_path
-from tvrbench.review import read_review
-from tvrbench.review.score import review_of
+from tvrbench.mc.refine import refine_pairs, refined_audit, split_pairs
+from tvrbench.review.score import reviewed_records
 from tvrbench.signature import Signature, captions_digest, input_digest
 
 MC_KINDS = ("random", *CONTRAST_KINDS)
@@ -44,6 +44,7 @@ class MCSplit:
     dropped: Counter
     contrast_facts: list[dict] = field(default_factory=list)  # the chosen contrast record's mc_facts()
     review: dict | None = None  # what readers made of a sample of the contrasts (review.score.review_of), when reviewed
+    refinement: dict | None = None  # what adversarial refinement kept (mc.refine.Refinement's JSON), when refined
 
     def sidecar(self, signature: str, kind: str, plausibility: dict | None = None, audit: dict | None = None) -> dict:
         """``plausibility`` and ``audit``: the contrast file's own (see :func:`tvrbench.lm.models.preference`
@@ -55,6 +56,7 @@ class MCSplit:
             **({"plausibility": plausibility} if plausibility else {}),
             **({"audit": audit} if audit else {}),
             **({"review": self.review} if self.review else {}),
+            **({"refinement": self.refinement} if self.refinement else {}),
             "instances": [
                 {"caption_id": c, "contrast_option": o, **facts} for c, o, facts in zip(self.caption_ids, self.contrast_options, self.contrast_facts)
             ],
@@ -151,6 +153,7 @@ def build_mc_file(
     config: MCConfig = MCConfig(),
     contrast_path: str | Path | None = None,
     reviewed: str | Path | None = None,
+    refine: RefineConfig | None = None,
 ):
     """Write an MC split as Park et al.'s TSV plus ``OUT.json``; returns the split.
 
@@ -158,7 +161,10 @@ def build_mc_file(
     reads the contrasts beside their originals) and ``audit`` (whether text alone gives them away),
     so the measures travel with the split. With ``reviewed`` (a review's JSON, ``contrast review-score
     --json``) the split is built only from contrasts no reader rejected, and its sidecar carries the
-    reviewed share (``review``).
+    reviewed share (``review``). With ``refine`` the split keeps only the instances whose (positive,
+    contrast) pairs :mod:`tvrbench.mc.refine` balances against its text-only scorers; its sidecar then
+    carries the refinement and the kept pairs' own plausibility and audit. A split of a refined contrast
+    file carries that file's refinement.
     """
     if kind not in MC_KINDS:
         raise InputError(None, f"unknown MC kind {kind!r}; choose one of {', '.join(MC_KINDS)}")
@@ -168,35 +174,54 @@ def build_mc_file(
     if kind != "random":
         if contrast_path is None:
             raise InputError(None, f"--kind {kind} needs --contrast, the {kind} contrast records (JSONL)")
-        records = read_contrast_records(contrast_path)
+        records = every_record = read_contrast_records(contrast_path)
         if reviewed is not None:
-            records, review = _reviewed_records(records, Path(reviewed), Path(contrast_path), contrast_digest)
+            records, review = reviewed_records(records, Path(reviewed), Path(contrast_path), contrast_digest)
         contrasts = check_contrasts(records, captions, kind, str(contrast_path))
         saved = read_sidecar(contrast_path)
-    elif reviewed is not None:
-        raise InputError(None, "--reviewed applies to a contrast MC (a --kind other than random, with --contrast)")
+    elif reviewed is not None or refine is not None:
+        raise InputError(
+            None, f"--{'reviewed' if reviewed is not None else 'refine'} applies to a contrast MC (a --kind other than random, with --contrast)"
+        )
     movies = caption_movies(captions, config.movie_column) if config.negatives_from == "same_movie" else None
     split = build_mc(captions, config, kind, contrasts, movies)
-    split.review = review
+    split.review, split.refinement = review, saved.get("refinement")
     if not split.instances:
         raise InputError(captions.source, f"no video can make a {kind} MC instance ({dict(split.dropped)})")
+    refined = {}
+    if refine is not None:
+        split, refinement, saved = _refined(split, every_record, refine, Path(contrast_path), contrast_digest)
+        refined = {"refined": f"{'+'.join(refinement.payload['settings']['scorers'])};bins={refine.bins};seed={refine.seed}"}
     signature = Signature({
         "kind": kind, "seed": config.seed, "options": config.n_options, "negatives": config.negatives_from,
         "captions": captions_digest(captions),
         "contrast": contrast_digest,
         **({"reviewed": input_digest("review", reviewed)} if reviewed is not None else {}),
+        **refined,
     })  # fmt: skip
     write_mc(out, split.instances)
     write_json(sidecar_path(out), split.sidecar(str(signature), kind, saved.get("plausibility"), saved.get("audit")))
     return split
 
 
-def _reviewed_records(records: list, reviewed: Path, contrast_path: Path, contrast_digest: str) -> tuple[list, dict]:
-    """The records no reader rejected in the review ``reviewed`` of the contrast file (whose digest is
-    ``contrast_digest``), and the review's figures with how many were dropped."""
-    review = review_of(read_review(reviewed), reviewed, contrast_path, contrast_digest)
-    kept = [record for record in records if (record.caption_id, record.contrast) not in review.rejected]
-    return kept, {**review.facts, "dropped": len(records) - len(kept)}
+def _refined(split: MCSplit, records: list[ContrastRecord], config: RefineConfig, contrast_path: Path, contrast_digest: str):
+    """The split with only the instances whose pairs refinement keeps, the refinement, and the kept pairs'
+    plausibility and audit (in place of the contrast file's)."""
+    place = {(record.caption_id, record.contrast): index for index, record in enumerate(records)}
+    contrasts = [instance.endings[option] for instance, option in zip(split.instances, split.contrast_options)]
+    pairs = split_pairs(
+        [instance.endings[instance.label] for instance in split.instances], contrasts,
+        [place[(caption_id, text)] for caption_id, text in zip(split.caption_ids, contrasts)], len(records),
+    )  # fmt: skip
+    refinement = refine_pairs(pairs, config, {"contrast": contrast_digest}, contrast_path)
+    plausibility, audit = refined_audit(pairs, refinement, config)
+    kept = refinement.kept.tolist()
+    refined = MCSplit(
+        [split.instances[i] for i in kept], [split.caption_ids[i] for i in kept], [split.contrast_options[i] for i in kept],
+        split.dropped + Counter({"not kept by refinement": len(split.instances) - len(kept)}), [split.contrast_facts[i] for i in kept],
+        split.review, refinement.to_json(),
+    )  # fmt: skip
+    return refined, refinement, {"plausibility": plausibility, "audit": audit}
 
 
 def import_mc_file(tsv: str | Path, out: str | Path, name: str):

@@ -131,10 +131,11 @@ def mc_artifact(path: str | Path, name: str | None = None) -> Artifact:
 
 def _settings_facts(sidecar: dict) -> dict:
     """Counts, split name, the contrasts' plausibility (see :func:`tvrbench.lm.models.preference`),
-    text-only audit (:func:`tvrbench.generators.audit.audit_pairs`) and blind review
-    (:func:`tvrbench.review.score.review_of`) from a sidecar, when it has them."""
+    text-only audit (:func:`tvrbench.generators.audit.audit_pairs`), blind review
+    (:func:`tvrbench.review.score.review_of`) and adversarial refinement (:mod:`tvrbench.mc.refine`)
+    from a sidecar, when it has them."""
     facts = {}
-    for key in ("split", "kind", "counts", "seed", "plausibility", "audit", "review"):
+    for key in ("split", "kind", "counts", "seed", "plausibility", "audit", "review", "refinement"):
         if key in sidecar:
             facts[key] = sidecar[key]
     return facts

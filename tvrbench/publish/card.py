@@ -16,9 +16,10 @@ from pathlib import Path
 
 import yaml
 
-from tvrbench.generators.audit import pair_reading, pair_rows, summary_cells
+from tvrbench.generators.audit import pair_reading, pair_rows, percent, summary_cells
 from tvrbench.generators.edits import EDIT_KINDS
 from tvrbench.lm.offline import REGISTRY
+from tvrbench.mc.refine import refinement_line
 from tvrbench.publish.artifacts import Artifact
 from tvrbench.review.score import review_line, share_cell
 from tvrbench.signature import Signature
@@ -150,6 +151,30 @@ def _review_section(artifacts: list[Artifact]) -> str:
     )
 
 
+def _refinement_section(artifacts: list[Artifact]) -> str:
+    """Which configs were adversarially refined, against which scorers, and what it did; empty when none was."""
+    refined = [(artifact, artifact.facts["refinement"]) for artifact in artifacts if isinstance(artifact.facts.get("refinement"), dict)]
+    if not refined:
+        return ""
+    rows = "".join(
+        f"| `{artifact.config}` | {artifact.kind} | {scorer['name']} | {scorer['role']} | {percent(scorer['before']['accuracy'])} | "
+        f"{percent(scorer['after']['accuracy'])} |\n"
+        for artifact, refinement in refined
+        for scorer in refinement["scorers"]
+    )
+    lines = "".join(
+        f"- `{artifact.config}`: {refinement_line(refinement)} Signature: `{refinement.get('signature')}`\n" for artifact, refinement in refined
+    )
+    return (
+        "## Adversarial refinement\n\nThese configs keep only the pairs on which text-only scorers, which never see the video, are at "
+        "chance (SugarCrepe's adversarial refinement: on a grid over the scorers' gaps, every pair a scorer gets right is matched by "
+        "one it gets wrong). Accuracy is how often a scorer picks the original caption over its contrast (chance 50 %); a "
+        "`check` scorer was measured but not balanced against (`tvrbench contrast refine`, `mc build --refine`).\n\n"
+        "| config | kind | scorer | role | before | after |\n| --- | --- | --- | --- | ---: | ---: |\n"
+        f"{rows}\n{lines}\n"
+    )
+
+
 def _config_audit(audit: dict | None) -> str:
     """A config's text-only audit as a small table, then what its figures say; empty without one."""
     if not audit:
@@ -184,7 +209,9 @@ def _model_terms(artifacts: list[Artifact]) -> str:
 
 def _config_section(artifact: Artifact, split: str) -> str:
     schema = ", ".join(f"`{f.name}` ({f.type})" for f in artifact.table.schema)
-    facts = "\n".join(f"- {key.replace('_', ' ')}: {_fact(value)}" for key, value in artifact.facts.items() if key not in ("audit", "review"))
+    facts = "\n".join(
+        f"- {key.replace('_', ' ')}: {_fact(value)}" for key, value in artifact.facts.items() if key not in ("audit", "review", "refinement")
+    )
     return (
         f"### `{artifact.config}` ({artifact.kind})\n\n{artifact.description}\n\n"
         f"- rows: {artifact.table.num_rows:,} in split `{split}`\n- columns: {schema}\n- source file: `{Path(artifact.source).name}`\n"
@@ -223,7 +250,7 @@ Publish signature: `{signature}`
 | --- | --- | --- | ---: |
 {counts}
 
-{_plausibility_section(artifacts)}{_audit_section(artifacts)}{_review_section(artifacts)}## Configs
+{_plausibility_section(artifacts)}{_audit_section(artifacts)}{_review_section(artifacts)}{_refinement_section(artifacts)}## Configs
 
 {"".join(_config_section(a, split) for a in artifacts)}
 ## Datasheet

@@ -22,6 +22,7 @@ from tvrbench.generators.audit import pair_reading, summary_cells
 from tvrbench.io.atomic import atomic_write
 from tvrbench.io.mc import MCInstance, infer_contrast_option
 from tvrbench.lm.models import Preference
+from tvrbench.mc.refine import refinement_line
 from tvrbench.mc.score import mc_score_grid, scorer_column
 from tvrbench.report.tables import is_mc_score, result_tables
 from tvrbench.review.score import review_line
@@ -40,6 +41,7 @@ class MCItems:
     plausibility: dict | None = None  # the sidecar's: how a language model reads its contrast set (lm/models.py)
     audit: dict | None = None  # the sidecar's: whether text alone gives its contrasts away (generators/audit.py)
     review: dict | None = None  # the sidecar's: what readers made of a sample of its contrasts (review)
+    refinement: dict | None = None  # the sidecar's: what adversarial refinement kept, before and after (mc/refine.py)
     picks: dict[str, list[int]] = field(default_factory=dict)  # scorer -> each instance's chosen option (mc score's JSON)
     digest: str | None = None  # the split's input digest: an mc score's signature names its split by it
     audited: bool = False  # plausibility and audit are an mc audit's of this split's pairs, not the contrast file's
@@ -232,6 +234,11 @@ def review_note(saved: dict) -> str:
     return f'<p class="note">Blind review of its contrast set: {_e(review_line(saved))} (<code>tvrbench contrast review-score</code>)</p>'
 
 
+def refinement_note(saved: dict) -> str:
+    """What adversarial refinement kept, and each scorer before and after."""
+    return f'<p class="note">{_e(refinement_line(saved))} (<code>tvrbench contrast refine</code>, <code>mc build --refine</code>)</p>'
+
+
 def _pick_cell(pick: int, label: int, contrast: int | None) -> str:
     """A scorer's choice, coloured as the option it chose: the positive, the contrast or another negative."""
     if pick == label:
@@ -260,6 +267,7 @@ def mc_section(name: str, items: MCItems) -> str:
     more = f" (first {MC_SHOWN} shown)" if len(items.instances) > MC_SHOWN else ""
     note = "".join(render(saved, items.whose) for render, saved in ((plausibility_note, items.plausibility), (audit_note, items.audit)) if saved)
     note += review_note(items.review) if items.review else ""
+    note += refinement_note(items.refinement) if items.refinement else ""
     return f'<h3>{_e(name)}: {len(items.instances):,} items{more}</h3>{note}<table class="mc"><tr><th>clip</th>{header}</tr>{"".join(rows)}</table>'
 
 

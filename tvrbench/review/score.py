@@ -242,6 +242,15 @@ def review_of(review: dict, review_path: Path, contrast_path: Path, digest: str)
     return ContrastReview(rejected, facts)
 
 
+def reviewed_records(records: list, reviewed: Path, contrast_path: Path, contrast_digest: str) -> tuple[list, dict]:
+    """The records no reader rejected in the review ``reviewed`` (``review-score --json``) of the contrast
+    file ``contrast_path`` (whose digest is ``contrast_digest``), and the review's figures with how many
+    were dropped: ``mc build --reviewed`` and ``contrast refine --reviewed``."""
+    review = review_of(read_review(reviewed), reviewed, contrast_path, contrast_digest)
+    kept = [record for record in records if (record.caption_id, record.contrast) not in review.rejected]
+    return kept, {**review.facts, "dropped": len(records) - len(kept)}
+
+
 def share_cell(figures: dict) -> str:
     """``62.5 % (47–76 %, n = 40)``: a reviewed share, its Wilson interval and the sentences read."""
     return f"{_percent(figures.get('share'))} ({_interval(figures)}, n = {figures['sentences']:,})"
