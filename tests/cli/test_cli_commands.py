@@ -125,3 +125,16 @@ def test_an_options_own_default_shows_in_the_help(capsys):
     assert run(["contrast", "verb", "--help"]) == 0
     shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
     assert "Random seed. [default: 0]" in shown and "[default: auto]" in shown
+
+
+def test_evaluate_prints_without_an_output_file_and_names_a_missing_input_first(tmp_path, capsys):
+    """What a new user met: ``evaluate`` asked for --json before it looked at its inputs."""
+    from tvrbench.cli import run
+    from tvrbench.data import SAMPLE_DIR
+
+    files = ["--queries", str(SAMPLE_DIR / "captions.csv"), "--videos", str(SAMPLE_DIR / "videos.txt")]
+    assert run(["evaluate", *files, "--scores", str(SAMPLE_DIR / "scores_strong.npy")]) == 0
+    assert "C@1" in capsys.readouterr().out and not list(tmp_path.iterdir())
+    assert run(["evaluate", "--queries", str(tmp_path / "nothere.csv")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error == f"tvrbench: error: {tmp_path / 'nothere.csv'}: no such file"

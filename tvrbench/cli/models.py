@@ -26,14 +26,23 @@ from tvrbench.io.inputs import CaptionsReading
 if TYPE_CHECKING:
     from tvrbench.evaluation.inputs import Embeddings, Inputs
 
-QUERIES = typer.Option(..., "--queries", help="Captions (rows of the score matrices): CSV/TSV/JSONL or MSR-VTT files.")
-VIDEOS = typer.Option(..., "--videos", help="Video ids, one per line, in score-matrix column order.")
+
+def existing(path: Optional[Path]) -> Optional[Path]:
+    """An input file that is not there is named as soon as its option is read: options are read in the
+    order typed, so before an option left out ("Missing option '--videos'")."""
+    if path is not None and not path.exists():
+        raise InputError(path, "no such file")
+    return path
+
+
+QUERIES = typer.Option(..., "--queries", callback=existing, help="Captions (rows of the score matrices): CSV/TSV/JSONL or MSR-VTT files.")
+VIDEOS = typer.Option(..., "--videos", callback=existing, help="Video ids, one per line, in score-matrix column order.")
 TEXT_EMBEDDINGS = typer.Option(
     None, "--text-embeddings", help="A model as embeddings: [NAME=]caption embeddings (.npy, .zarr or a folder of .npy row shards); repeatable."
 )
 VIDEO_EMBEDDINGS = typer.Option(None, "--video-embeddings", help="The video embeddings of the k-th --text-embeddings' model, in the same forms.")
-FIRE_FILE = typer.Option(None, "--fire", help="FIRE JSON file.")
-FIRE_REQUIRED = typer.Option(..., "--fire", help="FIRE JSON file.")
+FIRE_FILE = typer.Option(None, "--fire", callback=existing, help="FIRE JSON file.")
+FIRE_REQUIRED = typer.Option(..., "--fire", callback=existing, help="FIRE JSON file.")
 
 
 @dataclass(frozen=True)
@@ -109,7 +118,7 @@ def reads_models(models: str = "many", fire: str | None = "required", scores_use
     model_options = [*keyword_options(("scores", kind, scores_option(default, one=one, use=scores_use))), *embedding_options]
     fire_option = {"required": FIRE_REQUIRED, "optional": FIRE_FILE, None: None}[fire]
     if fire_help:
-        fire_option = typer.Option(fire_option.default, "--fire", help=fire_help)
+        fire_option = typer.Option(fire_option.default, "--fire", callback=existing, help=fire_help)
     fire_options = keyword_options(("fire_path", Path, fire_option), ("dataset", Optional[str], FIRE_DATASET)) if fire else []
     options = [
         *keyword_options(("reading", CaptionsReading, None), ("queries", Path, QUERIES), ("videos", Path, VIDEOS)),

@@ -560,9 +560,10 @@ class RefineConfig(Settings):
     scorers: list[str] = Field(default_factory=lambda: ["lm", "hypothesis-only"], min_length=1)
     checks: list[str] = Field(default_factory=list)  # measured before and after, not balanced against
     lm: str = "auto"  # the language model of the "lm" scorer
-    bins: int = Field(3, ge=1, le=50)  # cells of a scorer's gap on each side of zero (quantiles of its size)
+    bins: int = Field(1, ge=1, le=50)  # cells of a scorer's gap on each side of zero (quantiles of its size)
     seed: Seed = 0
     folds: int = Field(5, ge=2, le=20)  # cross-fitting of the hypothesis-only scorer
+    repeats: int = Field(5, ge=1, le=50)  # cross-fittings averaged into its gap
 
     @model_validator(mode="after")
     def _known_scorers(self):

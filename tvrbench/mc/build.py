@@ -28,7 +28,7 @@ from tvrbench.io.atomic import write_json
 from tvrbench.io.captions import Captions
 from tvrbench.io.mc import N_OPTIONS, MCInstance, infer_contrast_option, read_mc, write_mc
 from tvrbench.io.sidecars import read_sidecar, sidecar_path
-from tvrbench.mc.refine import refine_pairs, refined_audit, split_pairs
+from tvrbench.mc.refine import REFINE_LIBRARIES, refine_pairs, refined_audit, split_pairs
 from tvrbench.review.score import reviewed_records
 from tvrbench.signature import Signature, captions_digest, input_digest
 
@@ -198,7 +198,7 @@ def build_mc_file(
         "contrast": contrast_digest,
         **({"reviewed": input_digest("review", reviewed)} if reviewed is not None else {}),
         **refined,
-    })  # fmt: skip
+    }, libraries=REFINE_LIBRARIES if refined else ("numpy",))  # fmt: skip
     write_mc(out, split.instances)
     write_json(sidecar_path(out), split.sidecar(str(signature), kind, saved.get("plausibility"), saved.get("audit")))
     return split

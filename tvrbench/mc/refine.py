@@ -44,6 +44,8 @@ from tvrbench.signature import Signature, input_digest, text_digest
 
 HYPOTHESIS_ONLY = "hypothesis-only"
 SCORED_AT_ONCE = 64  # texts a language model scores between two progress updates
+# What the kept pairs depend on beside the settings: the classifier, and the language models' libraries.
+REFINE_LIBRARIES = ("numpy", "scikit-learn", "transformers", "torch", "pocketsphinx")
 
 
 # --------------------------------------------------------------------------- the grid
@@ -142,13 +144,25 @@ class Scored:
     accuracy: dict
 
 
-def scorer_gaps(name: str, pairs: Pairs, config: RefineConfig) -> Scored:
-    """A scorer's gaps on ``pairs``. The hypothesis-only classifier's accuracy is ``mc audit``'s (a pair
-    it has no evidence on counts as its seeded orientation falls), so the two agree; the others count a
-    tie half."""
+def scorer_label(described: str) -> str:
+    """A scorer as a table shows it: its model without the pins (the JSON and the signature keep them)."""
+    head = described.split("(")[0]
+    return head.removeprefix("file=").split(":")[0] if head.startswith("file=") else head.replace("lm:causal=", "lm:")
+
+
+def scorer_gaps(name: str, pairs: Pairs, config: RefineConfig, repeats: int | None = None) -> Scored:
+    """A scorer's gaps on ``pairs``. The hypothesis-only classifier's gap is the mean of ``repeats``
+    cross-fittings (seeds ``seed``, ``seed + 1``, ...: docs/refine.md, "The grid"), its accuracy ``mc
+    audit``'s at ``seed`` (a pair it has no evidence on counts as its seeded orientation falls), so the
+    two agree; the others count a tie half."""
     if name == HYPOTHESIS_ONLY:
-        gaps, accuracy = hypothesis_only_gaps(pairs.originals, pairs.contrasts, config.seed, config.folds)  # enough pairs: refine_pairs checked
-        return Scored(f"{HYPOTHESIS_ONLY}({config.folds}-fold,seed={config.seed})", gaps, scorer_accuracy(gaps, accuracy * len(gaps)))
+        repeats = config.repeats if repeats is None else repeats
+        fits = [
+            hypothesis_only_gaps(pairs.originals, pairs.contrasts, config.seed + r, config.folds) for r in range(repeats)
+        ]  # enough pairs: checked
+        gaps = np.round(np.mean([gaps for gaps, _ in fits], axis=0), 6) + 0.0
+        described = f"{HYPOTHESIS_ONLY}({config.folds}-fold,{repeats}x,seed={config.seed})"
+        return Scored(described, gaps, scorer_accuracy(gaps, fits[0][1] * len(gaps)))
     if name == "lm" or name.startswith("lm:"):
         model, means = lm_means(config.lm if name == "lm" else name[3:], pairs)
         gaps = np.round(means[:, 0] - means[:, 1], NATS_PER_TOKEN)
@@ -179,7 +193,7 @@ def _saved_gaps(path: Path, pairs: Pairs) -> tuple[str, np.ndarray]:
 def refinement_tables(payload: dict) -> list[Table]:
     """Each scorer's accuracy before and after, then the substitute words' spread before and after."""
     kept, pairs = payload["kept"], payload["pairs"]
-    rows = [[s["name"], s["role"], _accuracy_cell(s["before"]), _accuracy_cell(s["after"])] for s in payload["scorers"]]
+    rows = [[s["label"], s["role"], _accuracy_cell(s["before"]), _accuracy_cell(s["after"])] for s in payload["scorers"]]
     before, after = payload["substitutes"]["before"], payload["substitutes"]["after"]
     spread = [
         ["substitute entropy (bits)", _bits(before), _bits(after)],
@@ -211,19 +225,17 @@ def _commonest(substitutes: dict) -> str:
 
 
 def refinement_reading(payload: dict) -> list[str]:
-    """What the table says: which scorers the kept pairs leave at chance (50 % inside the interval)."""
+    """What the table says: how the pairs were kept, and which scorers they leave at chance (50 % inside
+    the interval)."""
+    settings = payload["settings"]
     lines = [
-        f"Kept {payload['kept']:,} of {payload['pairs']:,} pairs, balanced on a grid of {payload['settings']['bins']} cell(s) a side "
-        f"over the gaps of {', '.join(payload['settings']['scorers'])} (seed {payload['settings']['seed']}); a tie counts half. "
-        "After: the same scores on the kept pairs; the hypothesis-only classifier fitted again on them, as `mc audit` does."
+        f"Balanced on {settings['bins']} cell(s) a side of each balanced scorer's gap (seed {settings['seed']}); a tie counts half, "
+        "the hypothesis-only classifier's as mc audit counts it. After: the same scores on the kept pairs; the classifier fitted again on them."
     ]
     for scorer in payload["scorers"]:
-        after = scorer["after"]
-        if after.get("interval") is None:
-            continue
-        low, high = after["interval"]
-        verdict = "at chance" if low <= 0.5 <= high else "not at chance"
-        lines.append(f"{scorer['name']} ({scorer['role']}): {verdict} after refinement, {percent(after['accuracy'])} of {after['pairs']:,} pairs.")
+        if scorer["after"].get("interval") is not None:
+            low, high = scorer["after"]["interval"]
+            lines.append(f"{scorer['label']}: {'at chance' if low <= 0.5 <= high else 'not at chance'} on the kept pairs.")
     return lines
 
 
@@ -231,11 +243,11 @@ def refinement_line(payload: dict) -> str:
     """One sentence on a refined set, for the audit, the card and the report: what was kept, against
     which scorers, and each scorer before → after."""
     scorers = "; ".join(
-        f"{s['name']} ({s['role']}) {percent(s['before']['accuracy'])} → {percent(s['after']['accuracy'])}" for s in payload["scorers"]
+        f"{s['label']} ({s['role']}) {percent(s['before']['accuracy'])} → {percent(s['after']['accuracy'])}" for s in payload["scorers"]
     )
     return (
         f"Adversarially refined: {payload['kept']:,} of {payload['pairs']:,} pairs kept ({percent(payload['kept_share'])}), "
-        f"balanced against {' and '.join(payload['settings']['scorers'])}; picks the original before → after: {scorers}."
+        f"balanced against {' and '.join(payload['settings']['scorers'])}; how often each picks the original, before → after: {scorers}."
     )
 
 
@@ -255,9 +267,7 @@ class Refinement(TablesOfJson):
     @property
     def summary(self) -> str:
         """One line for the console: pairs in, kept, each balanced scorer before → after."""
-        scorers = "; ".join(
-            f"{s['name'].split('(')[0]} {percent(s['before']['accuracy'])} → {percent(s['after']['accuracy'])}" for s in self.payload["scorers"]
-        )
+        scorers = "; ".join(f"{s['label']} {percent(s['before']['accuracy'])} → {percent(s['after']['accuracy'])}" for s in self.payload["scorers"])
         return f"kept {self.payload['kept']:,} of {self.payload['pairs']:,} pairs ({scorers})"
 
 
@@ -277,17 +287,25 @@ def refine_pairs(pairs: Pairs, config: RefineConfig, sources: dict[str, str], so
             source,
             f"no balanced subset of its {len(pairs.originals)} pairs: {best} picks the original in "
             f"{percent(scored[best].accuracy['accuracy'])} of them, with no pair to match against; "
-            "refine against other scorers (--scorer), or make more contrasts",
+            "refine against other scorers (contrast refine --scorer), or make more contrasts",
         )
     kept_pairs = Pairs([pairs.originals[i] for i in kept], [pairs.contrasts[i] for i in kept], pairs.positions[kept], pairs.records_in_file)
     rows = []
     for name, before in scored.items():
         if name == HYPOTHESIS_ONLY:  # fitted again on the kept pairs: what an audit of the refined set finds
-            refit = scorer_gaps(name, kept_pairs, config) if len(kept) >= 2 * config.folds else None
+            refit = scorer_gaps(name, kept_pairs, config, repeats=1) if len(kept) >= 2 * config.folds else None
             after = refit.accuracy if refit else {"pairs": len(kept), "accuracy": None, "interval": None}
         else:
             after = scorer_accuracy(before.gaps[kept])
-        rows.append({"name": before.described, "role": "balanced" if name in config.scorers else "check", "before": before.accuracy, "after": after})
+        rows.append(
+            {
+                "name": before.described,
+                "label": scorer_label(before.described),
+                "role": "balanced" if name in config.scorers else "check",
+                "before": before.accuracy,
+                "after": after,
+            }
+        )
     words = [substitute_figures(substitute_words(p.originals, p.contrasts)) for p in (pairs, kept_pairs)]
     described = [scored[name].described for name in config.scorers]
     payload = {
@@ -297,7 +315,8 @@ def refine_pairs(pairs: Pairs, config: RefineConfig, sources: dict[str, str], so
         "scorers": rows,
         "substitutes": {"before": words[0], "after": words[1]},
     }  # fmt: skip
-    signature = Signature({"refine": "+".join(described), "bins": config.bins, "seed": config.seed}, libraries=("numpy", "scikit-learn"))
+    checks = {"checks": "+".join(payload["settings"]["checks"])} if config.checks else {}
+    signature = Signature({"refine": "+".join(described), **checks, "bins": config.bins, "seed": config.seed}, libraries=REFINE_LIBRARIES)
     for name, value in sources.items():
         signature.add(name, value)
     return Refinement(payload, kept, signature)

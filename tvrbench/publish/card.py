@@ -157,7 +157,7 @@ def _refinement_section(artifacts: list[Artifact]) -> str:
     if not refined:
         return ""
     rows = "".join(
-        f"| `{artifact.config}` | {artifact.kind} | {scorer['name']} | {scorer['role']} | {percent(scorer['before']['accuracy'])} | "
+        f"| `{artifact.config}` | {artifact.kind} | `{scorer['name']}` | {scorer['role']} | {percent(scorer['before']['accuracy'])} | "
         f"{percent(scorer['after']['accuracy'])} |\n"
         for artifact, refinement in refined
         for scorer in refinement["scorers"]
