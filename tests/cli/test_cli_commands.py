@@ -88,7 +88,7 @@ def test_clickapi_names_the_errors_of_the_click_that_typer_runs(root):
     assert issubclass(clickapi.NoArgsIsHelpError, clickapi.UsageError)
 
 
-def test_the_model_input_block_gives_a_command_what_was_typed():
+def test_the_model_input_block_gives_a_command_what_was_typed(tmp_path, monkeypatch):
     """``reads_models`` gives a command ``--queries``, ``--videos`` and one model as a score file or as
     a pair of embeddings (never both, never half a pair), with the shared ``--scores`` declaration."""
     probe = typer.Typer()
@@ -99,6 +99,8 @@ def test_the_model_input_block_gives_a_command_what_was_typed():
     def run(given: models.ModelInputs):
         seen.append(given)
 
+    monkeypatch.chdir(tmp_path)  # an input that is not there is refused as its option is read
+    (tmp_path / "q.csv").touch(), (tmp_path / "v.txt").touch()
     base = ["--queries", "q.csv", "--videos", "v.txt"]
     runner = CliRunner()
     assert runner.invoke(probe, [*base, "--scores", "m=s.npy"]).exit_code == 0
