@@ -61,6 +61,13 @@ def test_demo_ends_with_the_summary_the_readme_shows(demo_out):
     assert f"{verb['accuracy']:.3f}" in next(line for line in shown if line.startswith("│ verb"))
 
 
+def test_the_console_shows_each_steps_progress_as_it_runs(demo_out):
+    """Not only the step's log: the verb step (a minute) prints a progress line every few seconds, under its command."""
+    printed = (demo_out.parent / "stderr.txt").read_text(encoding="utf-8")
+    verb_step = printed.split("$ tvrbench contrast verb", 1)[1].split("$ tvrbench", 1)[0]
+    assert "verb contrasts: " in verb_step and "/s" in verb_step
+
+
 def test_results_are_the_engine_with_fire_labels_and_syn_relevance(demo_out):
     from tvrbench.evaluation import Judgments, evaluate
     from tvrbench.io.relevance import load_relevance

@@ -25,3 +25,19 @@ def test_a_short_run_prints_nothing_and_long_waits_read_in_minutes(capsys):
     assert list(track(range(3), "parsing", enabled=False)) == [0, 1, 2]
     assert capsys.readouterr().err == ""
     assert plain_line("verb candidates", 100, 1000, 100.0, "targets", "") == "verb candidates: 100/1000 targets, 1/s, about 15 min left"
+
+
+def test_progress_goes_where_it_is_sent_while_the_output_goes_elsewhere(monkeypatch, capsys):
+    """The demo's console shows each step's progress, while the step's own output goes to its log."""
+    import io
+
+    clock = iter(range(0, 1000, 10))
+    monkeypatch.setattr(progress.time, "monotonic", lambda: float(next(clock)))
+    console = io.StringIO()
+    with progress.progress_to(console, every=5.0):
+        assert list(track([[1] * 4, [1] * 4], "parsing captions", total=8, size=len, unit="captions")) == [[1] * 4, [1] * 4]
+    assert console.getvalue().splitlines() == [
+        "parsing captions: 4/8 captions, 0.4/s, about 10 s left",
+        "parsing captions: 8/8 captions, 0.4/s, about 0 s left",
+    ]
+    assert capsys.readouterr().err == ""

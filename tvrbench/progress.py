@@ -1,18 +1,33 @@
 """Progress on stderr for anything that can take more than a few seconds: a bar on a terminal, and a
 plain line every ``PLAIN_EVERY`` seconds elsewhere (a log, a pipe, a CI job), so a long run is never
-silent."""
+silent. Inside :func:`progress_to`, it goes to another stream: the demo's console, while each step's
+own output goes to the step's log."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeVar
+from contextvars import ContextVar
+from typing import TextIO, TypeVar
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 T = TypeVar("T")
 PLAIN_EVERY = 30.0  # seconds between plain progress lines; a run shorter than that prints none
+_SHOWN_ON: ContextVar[tuple[TextIO, float] | None] = ContextVar("progress_shown_on", default=None)
+
+
+@contextlib.contextmanager
+def progress_to(stream: TextIO, every: float) -> Iterator[None]:
+    """Progress made inside goes to ``stream`` (a plain line every ``every`` seconds unless it is a terminal), not stderr."""
+    token = _SHOWN_ON.set((stream, every))
+    try:
+        yield
+    finally:
+        _SHOWN_ON.reset(token)
 
 
 def track(
@@ -26,10 +41,11 @@ def track(
 ) -> Iterator[T]:
     """Iterate ``items`` showing how far: ``size(item)`` units each (a chunk: its captions), ``total`` of
     them, and ``note()`` beside (records so far). ``enabled``: the bar even when stderr is no terminal."""
-    terminal = sys.stderr.isatty() if enabled is None else enabled
+    stream, every = _SHOWN_ON.get() or (sys.stderr, PLAIN_EVERY)
+    terminal = stream.isatty() if enabled is None else enabled
     if terminal:
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[note]}"), TimeRemainingColumn())
-        with Progress(*columns, transient=True) as progress:
+        with Progress(*columns, transient=True, console=Console(file=stream)) as progress:
             task = progress.add_task(description, total=total, note="")
             for item in items:
                 yield item
@@ -41,9 +57,9 @@ def track(
         yield item
         done += size(item)
         now = time.monotonic()
-        if now - last >= PLAIN_EVERY:
+        if now - last >= every:
             last = now
-            print(plain_line(description, done, total, now - start, unit, note() if note else ""), file=sys.stderr, flush=True)
+            print(plain_line(description, done, total, now - start, unit, note() if note else ""), file=stream, flush=True)
 
 
 def plain_line(description: str, done: int, total: int | None, elapsed: float, unit: str, note: str) -> str:

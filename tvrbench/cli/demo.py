@@ -33,6 +33,7 @@ from tvrbench.data import SAMPLE_DIR
 from tvrbench.data.demo import DEMO_MC_KINDS, METRICS, MODELS, SAMPLE_MODELS, Step, published_steps, steps
 from tvrbench.io.atomic import write_json
 from tvrbench.io.outputs import Output, check_outputs
+from tvrbench.progress import progress_to
 from tvrbench.results import Table
 from tvrbench.signature import Signature
 
@@ -68,8 +69,12 @@ class _Interrupts:
             signal.signal(signal.SIGINT, previous)
 
 
+PROGRESS_EVERY = 5.0  # seconds between a step's progress lines on a console that is no terminal
+
+
 def run_step(step: Step, out: Path, log, interrupts: _Interrupts, flags: tuple[str, ...] = ()) -> float:
-    """Run one command in this process, with ``flags`` added, its output in ``logs/``; returns seconds.
+    """Run one command in this process, with ``flags`` added, its output in ``logs/`` and its progress on
+    ``log`` (a bar on a terminal, else a line every ``PROGRESS_EVERY`` seconds); returns seconds.
 
     A step that fails, exits non-zero or is interrupted stops the demo: its exception (or
     ``typer.Exit`` with its code) propagates, so the later steps never run on missing files.
@@ -81,7 +86,7 @@ def run_step(step: Step, out: Path, log, interrupts: _Interrupts, flags: tuple[s
     started = time.perf_counter()
     with open(logs / f"{step.name}.txt", "w", encoding="utf-8") as captured:
         try:
-            with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+            with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured), progress_to(log, PROGRESS_EVERY):
                 invoke(args)
         except typer.Exit as stop:
             if stop.exit_code:
