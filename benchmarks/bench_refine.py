@@ -59,6 +59,7 @@ def mc_accuracy(folder: Path, split: Path) -> dict:
 
 def grid(records: Path) -> list[dict]:
     """Kept share and each scorer after, for 1 to 5 cells a side, from the scores the command cached."""
+    from tvrbench.errors import InputError
     from tvrbench.generators.config import RefineConfig
     from tvrbench.generators.records import read_contrast_records
     from tvrbench.mc.refine import Pairs, refine_pairs
@@ -70,7 +71,7 @@ def grid(records: Path) -> list[dict]:
         config = RefineConfig(bins=bins, checks=["lm:ngram", "lm:smollm2"])
         try:
             refinement = refine_pairs(pairs, config, {})
-        except Exception as failed:  # noqa: BLE001  the bench records why a grid keeps nothing
+        except InputError as failed:  # a set too small or too biased to balance: the bench records why
             rows.append({"bins": bins, "error": str(failed)})
             continue
         payload = refinement.payload

@@ -21,7 +21,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,10 +56,10 @@ def hypothesis_only(positives: Sequence[str], contrasts: Sequence[str], seed: in
     fitted = _cross_fitted(positives, contrasts, seed, folds)
     if fitted is None:
         return None
-    decision, y, (vectorizer, model) = fitted
+    vectorizer, model = fitted.fit_all()
     weighted = sorted(zip(vectorizer.get_feature_names_out().tolist(), model.coef_[0].tolist()), key=lambda item: (-item[1], item[0]))
     return {
-        "accuracy": float(np.mean((decision > 0) == y)),  # scikit-learn's predict: a zero decision is class 0
+        "accuracy": fitted.accuracy,
         "folds": folds,
         "giveaways": {
             "contrast": [{"word": w, "weight": v} for w, v in weighted if v > 0][:TOP],
@@ -77,12 +77,25 @@ def hypothesis_only_gaps(positives: Sequence[str], contrasts: Sequence[str], see
     fitted = _cross_fitted(positives, contrasts, seed, folds)
     if fitted is None:
         return None
-    decision, y, _ = fitted
-    return np.round(np.where(y == 1, decision, -decision), 6) + 0.0, float(np.mean((decision > 0) == y))  # + 0.0: no negative zero
+    gaps = np.where(fitted.y == 1, fitted.decision, -fitted.decision)
+    return np.round(gaps, 6) + 0.0, fitted.accuracy  # + 0.0: no negative zero
 
 
-def _cross_fitted(positives: Sequence[str], contrasts: Sequence[str], seed: int, folds: int):
-    """(held-out decision per oriented pair, orientation y, (vectorizer, model) fit on all pairs)."""
+@dataclass(frozen=True)
+class _CrossFit:
+    """The classifier's held-out decision on each pair as oriented (``y``: its first text is the contrast),
+    and the fit on every pair, made only when asked (the giveaway words)."""
+
+    decision: np.ndarray
+    y: np.ndarray
+    fit_all: Callable[[], tuple]
+
+    @property
+    def accuracy(self) -> float:
+        return float(np.mean((self.decision > 0) == self.y))  # scikit-learn's predict: a zero decision is class 0
+
+
+def _cross_fitted(positives: Sequence[str], contrasts: Sequence[str], seed: int, folds: int) -> _CrossFit | None:
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import KFold
@@ -106,7 +119,7 @@ def _cross_fitted(positives: Sequence[str], contrasts: Sequence[str], seed: int,
     for train, test in KFold(folds, shuffle=True, random_state=seed).split(first):
         vectorizer, model = fit(train)
         decision[test] = model.decision_function(difference(vectorizer, test))
-    return decision, y, fit(np.arange(n))
+    return _CrossFit(decision, y, lambda: fit(np.arange(n)))
 
 
 def substitute_words(positives: Sequence[str], contrasts: Sequence[str]) -> list[str]:
@@ -204,12 +217,20 @@ def pair_rows(audits: Sequence[dict]) -> list[list[str]]:
         row("pairs (contrast, positive)", lambda audit: f"{audit['pairs']:,}"),
         row("hypothesis-only accuracy (chance 50 %)", lambda audit: percent((audit["hypothesis_only"] or {}).get("accuracy"))),
         row("substitute words", lambda audit: f"{audit['substitutes']['tokens']:,}"),
-        row("distinct substitutes", lambda audit: f"{audit['substitutes']['distinct']:,}"),
-        row("substitute entropy (bits)", lambda audit: _number(audit["substitutes"]["entropy_bits"], 2)),
-        row("top-10 substitute share", lambda audit: percent(audit["substitutes"]["top10_share"])),
-        row("commonest substitute", lambda audit: _commonest(audit["substitutes"])),
+        *substitute_rows([audit["substitutes"] for audit in audits]),
         row("LM prefers the positive", lambda audit: percent(audit["lm_preference"]["prefers_original"])),
         row("LM median gap (nats/token)", lambda audit: _number(audit["lm_preference"]["median_gap_nats_per_token"])),
+    ]
+
+
+def substitute_rows(spreads: Sequence[dict]) -> list[list[str]]:
+    """How varied the substitute words are (:func:`substitute_figures`), one column each: the audit
+    table's rows, and a refinement's before and after."""
+    return [
+        ["distinct substitutes", *(f"{spread['distinct']:,}" for spread in spreads)],
+        ["substitute entropy (bits)", *(_number(spread["entropy_bits"], 2) for spread in spreads)],
+        ["top-10 substitute share", *(percent(spread["top10_share"]) for spread in spreads)],
+        ["commonest substitute", *map(_commonest, spreads)],
     ]
 
 

@@ -28,7 +28,7 @@ from tvrbench.io.atomic import write_json
 from tvrbench.io.captions import Captions
 from tvrbench.io.mc import N_OPTIONS, MCInstance, infer_contrast_option, read_mc, write_mc
 from tvrbench.io.sidecars import read_sidecar, sidecar_path
-from tvrbench.mc.refine import REFINE_LIBRARIES, refine_pairs, refined_audit, split_pairs
+from tvrbench.mc.refine import REFINE_LIBRARIES, Pairs, refine_pairs, refined_audit
 from tvrbench.review.score import reviewed_records
 from tvrbench.signature import Signature, captions_digest, input_digest
 
@@ -209,10 +209,8 @@ def _refined(split: MCSplit, records: list[ContrastRecord], config: RefineConfig
     plausibility and audit (in place of the contrast file's)."""
     place = {(record.caption_id, record.contrast): index for index, record in enumerate(records)}
     contrasts = [instance.endings[option] for instance, option in zip(split.instances, split.contrast_options)]
-    pairs = split_pairs(
-        [instance.endings[instance.label] for instance in split.instances], contrasts,
-        [place[(caption_id, text)] for caption_id, text in zip(split.caption_ids, contrasts)], len(records),
-    )  # fmt: skip
+    positions = np.array([place[(caption_id, text)] for caption_id, text in zip(split.caption_ids, contrasts)], dtype=np.int64)
+    pairs = Pairs([instance.endings[instance.label] for instance in split.instances], contrasts, positions, len(records))
     refinement = refine_pairs(pairs, config, {"contrast": contrast_digest}, contrast_path)
     plausibility, audit = refined_audit(pairs, refinement, config)
     kept = refinement.kept.tolist()

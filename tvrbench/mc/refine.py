@@ -21,7 +21,6 @@ seconds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +28,7 @@ import numpy as np
 
 from tvrbench.errors import InputError
 from tvrbench.evaluation.reliability import wilson_interval
-from tvrbench.generators.audit import audit_pairs, hypothesis_only_gaps, percent, substitute_figures, substitute_words
+from tvrbench.generators.audit import audit_pairs, hypothesis_only_gaps, percent, substitute_figures, substitute_rows, substitute_words
 from tvrbench.generators.config import RefineConfig
 from tvrbench.generators.records import ContrastRecord, read_contrast_records, record_line
 from tvrbench.home import cache_dir
@@ -192,20 +191,13 @@ def _saved_gaps(path: Path, pairs: Pairs) -> tuple[str, np.ndarray]:
 
 def refinement_tables(payload: dict) -> list[Table]:
     """Each scorer's accuracy before and after, then the substitute words' spread before and after."""
-    kept, pairs = payload["kept"], payload["pairs"]
+    kept, pairs, substitutes = payload["kept"], payload["pairs"], payload["substitutes"]
     rows = [[s["label"], s["role"], _accuracy_cell(s["before"]), _accuracy_cell(s["after"])] for s in payload["scorers"]]
-    before, after = payload["substitutes"]["before"], payload["substitutes"]["after"]
-    spread = [
-        ["substitute entropy (bits)", _bits(before), _bits(after)],
-        ["distinct substitutes", f"{before['distinct']:,}", f"{after['distinct']:,}"],
-        ["top-10 substitute share", percent(before["top10_share"]), percent(after["top10_share"])],
-        ["commonest substitute", _commonest(before), _commonest(after)],
-    ]
     title = f"Adversarial refinement: {pairs:,} pairs in, {kept:,} kept ({percent(kept / pairs if pairs else None)})"
     return [
         Table(title, ["scorer (accuracy: picks the original; chance 50 %)", "role", "before (95 % CI)", "after (95 % CI)"], rows,
               notes=tuple(refinement_reading(payload))),
-        Table("Substitute words before and after", ["figure", "before", "after"], spread),
+        Table("Substitute words before and after", ["figure", "before", "after"], substitute_rows([substitutes["before"], substitutes["after"]])),
     ]  # fmt: skip
 
 
@@ -214,14 +206,6 @@ def _accuracy_cell(figures: dict) -> str:
         return "—"
     low, high = figures["interval"]
     return f"{percent(figures['accuracy'])} ({100 * low:.1f}–{100 * high:.1f} %)"
-
-
-def _bits(substitutes: dict) -> str:
-    return "—" if substitutes["entropy_bits"] is None else f"{substitutes['entropy_bits']:.2f}"
-
-
-def _commonest(substitutes: dict) -> str:
-    return "—" if substitutes["top1"] is None else f"{substitutes['top1']} ({percent(substitutes['top1_share'])})"
 
 
 def refinement_reading(payload: dict) -> list[str]:
@@ -372,8 +356,3 @@ def refine_contrast_file(
         for record in kept:
             handle.write(record_line(record))
     return refinement
-
-
-def split_pairs(positives: Sequence[str], contrasts: Sequence[str], positions: Sequence[int], records_in_file: int) -> Pairs:
-    """The pairs of an MC split's instances (each instance's contrast record's place in its file)."""
-    return Pairs(list(positives), list(contrasts), np.asarray(positions, dtype=np.int64), records_in_file)
