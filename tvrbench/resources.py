@@ -251,14 +251,19 @@ def sentence_model_name(name: str = DEFAULT_SENTENCE_MODEL, device: str = "cpu")
     return f"{name}({outside})" if outside else name
 
 
-@functools.lru_cache(maxsize=2)
 def sentence_model(name: str = DEFAULT_SENTENCE_MODEL, device: str = "cpu"):
     """A SentenceTransformer on ``device`` (auto, cpu or cuda; in fp32: cosines meet fixed thresholds);
-    remote code is never trusted."""
+    remote code is never trusted. One per model and place in a process, whichever way the place is
+    named (``auto`` on a CPU is ``cpu``)."""
     if importlib.util.find_spec("sentence_transformers") is None:
         raise MissingResource("sentence-transformers", "pip install 'tvrbench[embeddings]'")
+    return _sentence_model(name, torch_device(device))
+
+
+@functools.lru_cache(maxsize=2)
+def _sentence_model(name: str, place: str):
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()  # a local model loads in a blink; keep stderr for our own lines
-    return SentenceTransformer(sentence_model_path(name), device=torch_device(device), trust_remote_code=False)
+    return SentenceTransformer(sentence_model_path(name), device=place, trust_remote_code=False)

@@ -26,6 +26,7 @@ from tvrbench.generators.verb import VerbContrasts
 from tvrbench.generators.verb.phrases import VerbPhrases
 from tvrbench.generators.verb.t5 import parse_fill
 from tvrbench.io.captions import Captions, read_captions
+from tvrbench.lm.primer import Primers
 from tvrbench.numerics import NATS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -298,16 +299,18 @@ JUDGED = [
 ]
 
 
-def test_the_language_model_judges_candidates_as_a_plain_loop_does(nlp):
-    """Of a target's judged candidates, those whose caption's words after the verb are at most
-    ``max_behind_best`` nats less likely than after the best judged verb, and at most ``max_loss`` less
-    than after the original, pass; a caption that ends with its verb compares the verbs' PMI with the
-    words before them. Oracle: the n-gram's whole-sentence token scores, summed by hand."""
+@pytest.mark.parametrize("score", ["verb+after", "after"])
+def test_the_language_model_judges_candidates_as_a_plain_loop_does(nlp, score):
+    """Of a target's judged candidates, those whose caption's verb and words after it (``score="after"``:
+    the words after it alone) are at most ``max_behind_best`` nats less likely than the best judged
+    verb's, and at most ``max_loss`` less than the original's, pass; a caption that ends with its verb
+    compares the verbs' PMI with the words before them. Oracle: the n-gram's whole-sentence token
+    scores, summed by hand."""
     from tvrbench.generators.verb.filters import ReadsAsReal
     from tvrbench.generators.verb.measures import SpanScores
     from tvrbench.lm.models import load_language_model, words
 
-    lm, choice = load_language_model("ngram"), ChoiceConfig()
+    lm, choice = load_language_model("ngram"), ChoiceConfig(score=score, max_loss=1.5)
     candidates = []
     for index, (text, fills) in enumerate(JUDGED):
         doc = nlp(text)
@@ -328,7 +331,8 @@ def test_the_language_model_judges_candidates_as_a_plain_loop_does(nlp):
         replacement = next(c for c in candidates if c.request.item.index == index).replacements[0]
         before, verb, after = text[: replacement.char_start], replacement.original, text[replacement.char_end :]
         if after.strip():  # the words after the verb (and </s>) given the caption up to and including it
-            gaps = [logprob(before + fill + after, len(words(before + fill))) - logprob(text, len(words(before + verb))) for fill in fills]
+            scored_from = {fill: len(words(before + ("" if score == "verb+after" else fill))) for fill in [verb, *fills]}
+            gaps = [logprob(before + fill + after, scored_from[fill]) - logprob(text, scored_from[verb]) for fill in fills]
         else:  # log P(verb | the words before) - log P(verb | nothing)
             pmi = {
                 word: logprob(before + word, len(words(before)), len(words(before + word))) - logprob(word, 0, len(words(word)))
@@ -339,7 +343,7 @@ def test_the_language_model_judges_candidates_as_a_plain_loop_does(nlp):
         best = max(gaps)
         for check, gap in zip(mine, gaps):
             assert check.score == gap and check.extra["best"] == best
-            assert check.extra["compared"] == ("continuation" if after.strip() else "verb")
+            assert check.extra["compared"] == (("verb+continuation" if score == "verb+after" else "continuation") if after.strip() else "verb")
             near, no_loss = gap >= round(best - choice.max_behind_best, NATS), gap >= -choice.max_loss
             assert check.passed == (near and no_loss), (text, gap, best)
             rules.add((near, no_loss))
@@ -495,6 +499,7 @@ def test_t5_and_causal_lm_path_end_to_end(tiny_models, tmp_path, capsys):
         lm=str(folder / "gpt2"),
         perplexity=PerplexityConfig(ppl_diff_max=10.0),
         frequency=FrequencyConfig(min_train_count=2),
+        choice=ChoiceConfig(primer=2, score="verb+after"),
         chunk_size=3,
         device="cpu",
     )
@@ -511,6 +516,9 @@ def test_t5_and_causal_lm_path_end_to_end(tiny_models, tmp_path, capsys):
     sidecar = run.to_json()
     signature = sidecar["signature"]
     assert f"generator:t5={tuned}:" in signature and f"lm:causal={folder / 'gpt2'}:" in signature and "frequency:train-captions" in signature
+    primers = Primers.draw(captions.texts, captions.video_ids, 2, seed=0)  # two captions of other videos before each caption
+    assert f"|primer:{primers.name}|" in signature and primers.name.startswith("2+2-captions(seed=0,")
+    assert "reads-as-real(score=verb+after,primer=2)" in signature
     rejected = sidecar["candidates_rejected"]
     assert records or rejected, "candidates were generated and judged"
     for record in records:
@@ -541,13 +549,26 @@ def test_t5_and_causal_lm_path_end_to_end(tiny_models, tmp_path, capsys):
     stderr = capsys.readouterr().err
     assert code == 0, stderr
     assert [line for line in stderr.splitlines() if line.startswith("not resuming")] == [
-        f"not resuming {out}.partial: its records were made with another settings, generator, constraints, filters, preset; starting over"
+        f"not resuming {out}.partial: its records were made with another settings, generator, constraints, filters, primer, preset; starting over"
     ]  # the preset's thresholds are the parts' own settings, named beside each part
     rerun = json.loads(Path(f"{out}.json").read_text())
     assert "preset:park2022" in rerun["signature"] and f"generator:t5={folder / 't5'}:" in rerun["signature"]
+    assert "|primer:" not in rerun["signature"]  # read cold, as by default
     assert "verb-changed(verb_cosine_max=0.4)" in rerun["signature"] and "perplexity(ppl_diff_max=10.0)" in rerun["signature"]
     assert "(num_beams=8,num_candidates=8)|lm:" in rerun["signature"]  # T5's own settings, beside its name
     assert "planted" not in json.dumps(rerun["counts"])
+
+
+def test_a_collection_of_one_caption_is_judged_unprimed_as_its_signature_says(tmp_path):
+    """The judge's primer holds captions of other videos only: a collection of one caption has none, is
+    read cold and says so; its record is the one a run read cold by default makes."""
+    captions = Captions(["c0"], ["a man is cooking some food in the kitchen"], ["v0"])
+    config = VERB
+    runs = [verb_contrasts(captions, tmp_path / f"{name}.jsonl", settings) for name, settings in
+            (("primed", config.model_copy(update={"choice": ChoiceConfig(primer=2)})), ("cold", config))]  # fmt: skip
+    (records, run), (cold_records, cold_run) = runs
+    assert str(run.signature).endswith("|primer:none") and "|primer:" not in str(cold_run.signature)
+    assert [r.to_json() for r in records] == [r.to_json() for r in cold_records]
 
 
 def test_verb_lexicon_equals_wordnet_and_is_cached_on_disk(tmp_path, monkeypatch):

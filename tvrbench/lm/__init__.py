@@ -4,6 +4,7 @@
   and causal LMs, :func:`~tvrbench.lm.models.load_language_model` and how a model reads contrasts
   beside their originals (:func:`~tvrbench.lm.models.preference`);
 * :mod:`~tvrbench.lm.offline`: the offline neural models shipped as packages (GGUF, converted once);
+* :mod:`~tvrbench.lm.primer`: the captions of a collection a model reads before each of its captions;
 * :mod:`~tvrbench.lm.loading`: loading pretrained weights (a causal LM, or T5) by hub name or path,
   and the pins that name them in signatures.
 
@@ -22,5 +23,6 @@ __getattr__, __dir__, __all__ = lazy_exports(
             "load_language_model", "check_language_model", "mean_logprobs", "total_logprobs", "preference",
         ),
         "offline": ("AUTO", "OFFLINE_LMS", "REGISTRY", "OfflineLM"),
+        "primer": ("Primers",),
     },
 )  # fmt: skip

@@ -66,6 +66,10 @@ class LanguageModel(Protocol):
         """For each left context, the whole words among the ``top`` likeliest next tokens, likeliest first."""
         ...
 
+    def primed(self, primer: str) -> "LanguageModel":
+        """The model reading every text after ``primer`` (:mod:`tvrbench.lm.primer`)."""
+        ...
+
 
 @dataclass(frozen=True)
 class SpanLogprobs:
@@ -201,6 +205,10 @@ class NGramLM:
         """None: proposing words would mean ranking the whole vocabulary after every history."""
         return [[] for _ in lefts]
 
+    def primed(self, primer: str) -> "NGramLM":
+        """The model itself: a trigram's history is two words, and every sentence starts afresh at ``<s>``."""
+        return self
+
     def unigram_log10(self, word: str) -> float:
         """log10 P(word) from the unigram table (-inf outside the vocabulary)."""
         value = self.model.prob([word.lower()])
@@ -232,6 +240,22 @@ class CausalLM:
         self.cache_limit = cache_limit
         self.lefts: dict[tuple[int, ...], tuple] = {}  # the last LEFT_CONTEXTS left contexts: states, cache, log-probabilities
         self.windowed = 0  # texts scored on their first MAX_TOKENS tokens
+        self.base = self  # the model whose weights this one reads (itself, or the model it primes: :meth:`primed`)
+        self.primer = ""  # text read before every text, never scored
+        self.views: dict[str, CausalLM] = {}
+
+    def primed(self, primer: str) -> "CausalLM":
+        """This model reading every text after ``primer`` (a few real captions, one a line: it then
+        knows what kind of text follows), whose tokens are run once and never scored. A text's tokens
+        are the primer's, then the text's own as when it is read alone. The same weights, loaded once;
+        an empty primer is the model itself."""
+        if not primer:
+            return self
+        if primer not in self.views:
+            view = CausalLM(self.source, self.batch_size, self.cache_limit, self.device, self.pin)
+            view.base, view.primer = self, primer
+            self.views[primer] = view
+        return self.views[primer]
 
     @functools.cached_property
     def pinned(self) -> tuple[str, str | None]:
@@ -247,11 +271,10 @@ class CausalLM:
 
     @functools.cached_property
     def loaded(self):
-        """(model, tokenizer), loaded on first use."""
-        model, tokenizer = load_pretrained("causal", self.source, self.device, self.pinned[1])
-        if tokenizer.pad_token is None:
-            tokenizer.pad_token = tokenizer.eos_token
-        return model, tokenizer
+        """(model, tokenizer), loaded on first use, once per process for every model of these weights."""
+        if self.base is not self:
+            return self.base.loaded
+        return _weights(self.source, torch_device(self.device), self.pinned[1])
 
     @property
     def model(self):
@@ -277,12 +300,29 @@ class CausalLM:
     def ids(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
+    @functools.cached_property
+    def context(self) -> tuple | None:
+        """(key-value cache, last hidden state) of the start token and the primer, run once; None
+        unprimed, where each text runs from its start token as it always has (the same bits)."""
+        if not self.primer:
+            return None
+        hidden, cache = self._prefix(self.start + self.ids(self.primer))
+        return cache, hidden[-1:]
+
+    @functools.cached_property
+    def context_length(self) -> int:
+        """Tokens before a text's own that count against ``MAX_TOKENS``: the primer's (and the start token)."""
+        return self.context[0][0][0].shape[2] if self.context else 0
+
     def token_logprobs(self, texts: Sequence[str]) -> list[np.ndarray]:
         missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
         if len(self.cache) + len(missing) > self.cache_limit:
             self.cache.clear()
-        rows = [self._window(self.start + self.ids(text)) for text in missing]
-        self.cache.update(zip(missing, self._logprobs(self._states(rows))))
+        if self.context:  # every token of the text, the first given the primer
+            states = self._states([self._window(self.ids(text), self.context_length) for text in missing], self.context)
+        else:
+            states = self._states([self._window(self.start + self.ids(text)) for text in missing])
+        self.cache.update(zip(missing, self._logprobs(states)))
         return [self.cache[t] for t in texts]
 
     def clear_cache(self) -> None:
@@ -299,23 +339,25 @@ class CausalLM:
         import torch
 
         head = left.rstrip()
-        prefix = self._window(self.start + self.ids(head))
+        prefix = self._window(self.ids(head), self.context_length) if self.context else self._window(self.start + self.ids(head))
         key = tuple(prefix)
         known = self.lefts.get(key)  # the same bits as running it again: a state never depends on its batch
-        hidden, cache = known[:2] if known else self._prefix(prefix)
+        hidden, cache = known[:2] if known else self._prefix(prefix, self.context)
         rows, cuts = [], []
         for fill in fills:
             text = left[len(head) :] + fill
             encoded = self.tokenizer(text + right, add_special_tokens=False, return_offsets_mapping=True)
-            rows.append(self._window(encoded["input_ids"], len(prefix)))
+            rows.append(self._window(encoded["input_ids"], self.context_length + len(prefix)))
             cuts.append(sum(end <= len(text) for _, end in encoded["offset_mapping"]))
-        states = self._states(rows, (cache, hidden[-1:]))
+        last = hidden[-1:] if len(hidden) else self.context[1]  # primed, an empty left context's last state is the primer's
+        states = self._states(rows, (cache, last))
         left_logprobs = known[2] if known else None
         if left_logprobs is not None or not with_left:
             scored = self._logprobs(states)
         else:  # with the fills' positions, through the output layer together
-            left_tokens = torch.tensor(prefix[1:], dtype=torch.long, device=hidden.device)
-            left_logprobs, *scored = self._logprobs([(hidden[:-1], left_tokens), *states])
+            left_tokens = torch.tensor(prefix if self.context else prefix[1:], dtype=torch.long, device=last.device)
+            left_states = torch.cat([self.context[1], hidden])[: len(prefix)] if self.context else hidden[:-1]
+            left_logprobs, *scored = self._logprobs([(left_states, left_tokens), *states])
         if not known or known[2] is None:
             if not known and len(self.lefts) >= LEFT_CONTEXTS:
                 del self.lefts[next(iter(self.lefts))]
@@ -329,17 +371,18 @@ class CausalLM:
         (rows of one length a batch) and their last states through the output layer at once."""
         import torch
 
-        prefixes = [self._window(self.start + self.ids(left.rstrip())) for left in lefts]
-        last = [hidden[-1:] for hidden in self._hidden(prefixes)]
+        start = [] if self.context else self.start  # primed, a left context runs after the primer's cache
+        prefixes = [self._window(start + self.ids(left.rstrip()), self.context_length) for left in lefts]
+        last = [hidden[-1:] if len(hidden) else self.context[1] for hidden in self._hidden(prefixes, self.context)]
         proposed = []
-        for start, logits in self._output(torch.cat(last)) if last else ():
-            for prefix, row in zip(prefixes[start:], logits):
+        for first, logits in self._output(torch.cat(last)) if last else ():
+            for prefix, row in zip(prefixes[first:], logits):
                 before = self.tokenizer.decode(prefix, skip_special_tokens=True)
                 words = []
                 for token in torch.topk(row, top).indices.tolist():
                     added = self.tokenizer.decode([*prefix, token], skip_special_tokens=True)[len(before) :]
                     word = added.strip()
-                    if word.isalpha() and added in (f" {word}", word if len(prefix) == len(self.start) else None):  # a sentence's first word
+                    if word.isalpha() and added in (f" {word}", word if len(prefix) == len(start) else None):  # a sentence's first word
                         words.append(word)
                 proposed.append(words)
         return proposed
@@ -354,13 +397,27 @@ class CausalLM:
         self.windowed += 1
         return ids[: max(MAX_TOKENS - before, 0)]
 
-    def _prefix(self, prefix: list[int]):
-        """The hidden states of a shared left context, and its key-value cache (one tensor pair per layer)."""
+    def _prefix(self, prefix: list[int], context: tuple | None = None):
+        """The hidden states of a shared left context, and its key-value cache (one tensor pair per layer),
+        after the ``context``'s cache when given (the primer's)."""
         import torch
 
+        if context is not None and not prefix:
+            return context[1][:0], context[0]
+        ids = torch.tensor([prefix], device=self.model.device)
+        past = {self.cache_keyword: self._cache(context[0], 1)} if context is not None else {}
         with torch.no_grad():
-            out = self.model.base_model(input_ids=torch.tensor([prefix], device=self.model.device), use_cache=True)
+            out = self.model.base_model(input_ids=ids, use_cache=True, **past)
         return out.last_hidden_state[0], [(layer.keys, layer.values) for layer in getattr(out, self.cache_keyword).layers]
+
+    def _cache(self, layers: list[tuple], rows: int):
+        """A transformers cache holding ``layers``' keys and values, one copy per row of a batch."""
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=self.model.config)
+        for index, (keys, values) in enumerate(layers):
+            cache.update(keys.expand(rows, -1, -1, -1).contiguous(), values.expand(rows, -1, -1, -1).contiguous(), index)
+        return cache
 
     def _hidden(self, rows: list[list[int]], prefix=None) -> list:
         """Each row's last hidden states, one per token, after a shared ``prefix`` when given (its
@@ -370,7 +427,6 @@ class CausalLM:
         enters a batch; a batch of fewer than ``MIN_ROWS`` tokens repeats its first row up to that, so
         every product takes the kernels that give a row the same bits in any batch."""
         import torch
-        from transformers import DynamicCache
 
         by_length: dict[int, list[int]] = {}
         for k, row in enumerate(rows):
@@ -385,11 +441,7 @@ class CausalLM:
                     continue
                 repeats = max(0, -(-MIN_ROWS // length) - len(batch))
                 ids = torch.tensor([rows[k] for k in [*batch, *[batch[0]] * repeats]], dtype=torch.long, device=self.model.device)
-                cache, past = None, 0
-                if prefix is not None:
-                    cache, past = DynamicCache(config=self.model.config), prefix[0][0][0].shape[2]
-                    for index, (keys, values) in enumerate(prefix[0]):
-                        cache.update(keys.expand(len(ids), -1, -1, -1).contiguous(), values.expand(len(ids), -1, -1, -1).contiguous(), index)
+                cache, past = (self._cache(prefix[0], len(ids)), prefix[0][0][0].shape[2]) if prefix is not None else (None, 0)
                 mask = torch.ones((len(ids), past + length), dtype=torch.long, device=ids.device)  # a batch of one takes the same kernels
                 with torch.no_grad():
                     states = self.model.base_model(input_ids=ids, attention_mask=mask, **{self.cache_keyword: cache}).last_hidden_state
@@ -438,6 +490,17 @@ class CausalLM:
                for start, logits in self._output(torch.cat([h for h, _ in states]))]  # fmt: skip
         flat = torch.cat(out).double().cpu().numpy() if out else np.zeros(0)
         return np.split(flat, np.cumsum([len(t) for _, t in states])[:-1])
+
+
+@functools.lru_cache(maxsize=2)
+def _weights(source: str, place: str, revision: str | None) -> tuple:
+    """A causal LM's (model, tokenizer) on ``place``, shared by every :class:`CausalLM` that reads them:
+    the demo's gender step asked for Gemma on ``cpu`` and its verb step on ``auto``, which held two
+    copies of its 1.1 GB of weights in one process."""
+    model, tokenizer = load_pretrained("causal", source, place, revision)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
 
 
 def load_language_model(spec: str = NGRAM, batch_size: int = 16, device: Device = "cpu") -> LanguageModel:

@@ -16,6 +16,7 @@ import numpy as np
 from tvrbench.generators.base import Candidate, by_target
 from tvrbench.generators.verb.lexicon import VerbLexicon
 from tvrbench.lm.models import LanguageModel, SpanLogprobs
+from tvrbench.lm.primer import UNPRIMED, Primers
 from tvrbench.numerics import COSINE, rounded
 
 
@@ -89,11 +90,17 @@ class VerbChanges:
 class SpanScores:
     """Each candidate's and its original's :class:`~tvrbench.lm.models.SpanLogprobs`, computed once
     per target and round (the left context's key-value cache shared by a target's fills) and kept
-    for the other filters of the chunk that read them (the perplexity rule)."""
+    for the other filters of the chunk that read them (the perplexity rule). The language model reads
+    each caption after its primer: a few other captions of the collection (:mod:`tvrbench.lm.primer`)."""
 
-    def __init__(self, lm: LanguageModel):
-        self.lm = lm
+    def __init__(self, lm: LanguageModel, primers: Primers = UNPRIMED):
+        self.base = lm
+        self.primers = primers
         self.scores: dict[tuple[int, int, str], SpanLogprobs] = {}
+
+    def lm(self, candidate: Candidate) -> LanguageModel:
+        """The language model as it reads ``candidate``'s caption: after that caption's primer."""
+        return self.base.primed(self.primers.text(candidate.request.item.video_id))
 
     def clear_cache(self) -> None:
         self.scores.clear()
@@ -107,7 +114,7 @@ class SpanScores:
             fills = list(dict.fromkeys(f for f in [replacement.original, *(candidates[k].replacements[0].replacement for k in positions)]
                                        if (*key, f) not in self.scores))  # fmt: skip
             if fills:
-                found = self.lm.span_logprobs(text[: replacement.char_start], fills, text[replacement.char_end :])
+                found = self.lm(first).span_logprobs(text[: replacement.char_start], fills, text[replacement.char_end :])
                 self.scores.update({(*key, fill): scores for fill, scores in zip(fills, found)})
         out = []
         for candidate in candidates:

@@ -19,6 +19,7 @@ from tvrbench.generators.records import ContrastRecord, Replacement
 from tvrbench.generators.verb.evidence import Usage
 from tvrbench.generators.verb.frames import NounClasses
 from tvrbench.generators.verb.lexicon import AUXILIARIES, VerbLexicon
+from tvrbench.lm.primer import UNPRIMED
 
 # Light verbs say little on their own: "taking his opinion", "going and dancing" (never proposed).
 LIGHT_VERBS = frozenset({"go", "come", "get", "give", "take", "make", "put", "set", "keep", "let"})
@@ -36,7 +37,8 @@ def inflect(lemma: str, tag: str) -> str:
 
 
 class CaptionVerbs:
-    """What a caption collection does with its verbs: how often each occurs, and its usage table."""
+    """What a caption collection does with its verbs: how often each occurs, and its usage table (and
+    the captions its judge reads first)."""
 
     def __init__(self, docs: Iterable, classes: NounClasses):
         docs = list(docs)
@@ -44,6 +46,7 @@ class CaptionVerbs:
         self.forms: set[str] = {t.lower_ for doc in docs for t in doc if t.pos_ == "VERB"}  # as the captions write their verbs
         self.usage = Usage.of_docs(docs, classes)
         self.prior: dict[str, float] = {}  # log draw weight per verb, filled by VerbContrasts.prepare
+        self.primers = UNPRIMED  # the judge's, drawn from the captions by VerbContrasts.prepare
 
     def common(self, min_count: int, limit: int) -> tuple[str, ...]:
         """The ``limit`` most frequent one-word verbs seen at least ``min_count`` times."""

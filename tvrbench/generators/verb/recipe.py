@@ -45,6 +45,7 @@ from tvrbench.generators.verb.sources import AttestedVerbs, ExpectedVerbs, Liste
 from tvrbench.generators.verb.t5 import T5Verbs
 from tvrbench.io.captions import Captions
 from tvrbench.lm.models import LanguageModel, load_language_model
+from tvrbench.lm.primer import Primers
 from tvrbench.progress import track
 from tvrbench.resources import sentence_model, sentence_model_name, spacy_pipeline, spacy_pipeline_id
 from tvrbench.signature import text_digest
@@ -82,7 +83,7 @@ def verb_search(models: "VerbContrasts", collection: CaptionVerbs) -> ContrastSe
     frame_fits = FrameFits(models.argument_fit(collection), models.wordnet_usage[0], new_lemma)
     parses = CandidateParses(models.nlp)
     changes = VerbChanges(parses, verb_vectors(), models.lexicon)
-    spans = SpanScores(models.lm)
+    spans = SpanScores(models.lm, collection.primers)
     embeddings = Embeddings(sentence_model(config.meaning.embedding_model, config.device))
     return ContrastSearch(
         "verb",
@@ -197,6 +198,7 @@ class VerbContrasts(ContrastGenerator):
         items = [replace(item, doc=doc) for item, doc in zip(self.items(captions), docs)]
         classes = self.wordnet_usage[0]
         collection = self.train.with_docs(docs, classes) if self.train is not None else CaptionVerbs(docs, classes)
+        collection.primers = Primers.draw(captions.texts, captions.video_ids, self.config.choice.primer, self.config.seed)
         search = self.search(collection)
         originals: Counter = Counter()
         requests = []
@@ -239,6 +241,8 @@ class VerbContrasts(ContrastGenerator):
             "verb_vectors": verb_vectors().name,
         }
         fields |= {"preset": self.config.preset} if self.config.preset else {}
+        if self.config.choice.primer:  # the captions the judge read first ("none": the collection had no other video)
+            fields["primer"] = next(c for c in search.filters if isinstance(c, ReadsAsReal)).spans.primers.name
         encoder = sentence_model_name(self.config.meaning.embedding_model, self.config.device)  # named when outside the numeric contract
         fields |= {"encoder": encoder} if encoder != self.config.meaning.embedding_model else {}
         return fields | ({"train": self.train_digest} if self.train_digest is not None else {})
