@@ -24,6 +24,7 @@ import difflib
 import functools
 import re
 import sys
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,15 +271,21 @@ class CausalLM:
         return f"causal={self.pinned[0]}" + (f"({outside})" if outside else "")
 
     @functools.cached_property
-    def loaded(self):
-        """(model, tokenizer), loaded on first use, once per process for every model of these weights."""
+    def loaded(self) -> "_Weights":
+        """The model and tokenizer, loaded on first use, once per process for every model of these
+        weights while one of them is alive (the demo's gender step asked for Gemma on ``cpu`` and its
+        verb step on ``auto``: two copies of its 1.1 GB of weights, before)."""
         if self.base is not self:
             return self.base.loaded
-        return _weights(self.source, torch_device(self.device), self.pinned[1])
+        key = (self.source, torch_device(self.device), self.pinned[1])
+        weights = _LOADED.get(key)
+        if weights is None:
+            weights = _LOADED[key] = _Weights(*load_pretrained("causal", *key))
+        return weights
 
     @property
     def model(self):
-        return self.loaded[0]
+        return self.loaded.model
 
     @functools.cached_property
     def cache_keyword(self) -> str:
@@ -289,7 +296,7 @@ class CausalLM:
 
     @property
     def tokenizer(self):
-        return self.loaded[1]
+        return self.loaded.tokenizer
 
     @functools.cached_property
     def start(self) -> list[int]:
@@ -314,14 +321,20 @@ class CausalLM:
         """Tokens before a text's own that count against ``MAX_TOKENS``: the primer's (and the start token)."""
         return self.context[0][0][0].shape[2] if self.context else 0
 
+    @functools.cached_property
+    def lead(self) -> list[int]:
+        """The tokens a text's own row begins with: the start token, or none after a primer (its cache holds it)."""
+        return [] if self.context else self.start
+
+    def _row(self, text: str) -> list[int]:
+        """The tokens ``text`` runs on after the context's cache (none unprimed): ``lead`` and its own, windowed."""
+        return self._window(self.lead + self.ids(text), self.context_length)
+
     def token_logprobs(self, texts: Sequence[str]) -> list[np.ndarray]:
         missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
         if len(self.cache) + len(missing) > self.cache_limit:
             self.cache.clear()
-        if self.context:  # every token of the text, the first given the primer
-            states = self._states([self._window(self.ids(text), self.context_length) for text in missing], self.context)
-        else:
-            states = self._states([self._window(self.start + self.ids(text)) for text in missing])
+        states = self._states([self._row(text) for text in missing], self.context)  # primed, the first token is scored too
         self.cache.update(zip(missing, self._logprobs(states)))
         return [self.cache[t] for t in texts]
 
@@ -339,7 +352,7 @@ class CausalLM:
         import torch
 
         head = left.rstrip()
-        prefix = self._window(self.ids(head), self.context_length) if self.context else self._window(self.start + self.ids(head))
+        prefix = self._row(head)
         key = tuple(prefix)
         known = self.lefts.get(key)  # the same bits as running it again: a state never depends on its batch
         hidden, cache = known[:2] if known else self._prefix(prefix, self.context)
@@ -355,7 +368,7 @@ class CausalLM:
         if left_logprobs is not None or not with_left:
             scored = self._logprobs(states)
         else:  # with the fills' positions, through the output layer together
-            left_tokens = torch.tensor(prefix if self.context else prefix[1:], dtype=torch.long, device=last.device)
+            left_tokens = torch.tensor(prefix[len(self.lead) :], dtype=torch.long, device=last.device)
             left_states = torch.cat([self.context[1], hidden])[: len(prefix)] if self.context else hidden[:-1]
             left_logprobs, *scored = self._logprobs([(left_states, left_tokens), *states])
         if not known or known[2] is None:
@@ -371,8 +384,7 @@ class CausalLM:
         (rows of one length a batch) and their last states through the output layer at once."""
         import torch
 
-        start = [] if self.context else self.start  # primed, a left context runs after the primer's cache
-        prefixes = [self._window(start + self.ids(left.rstrip()), self.context_length) for left in lefts]
+        prefixes = [self._row(left.rstrip()) for left in lefts]
         last = [hidden[-1:] if len(hidden) else self.context[1] for hidden in self._hidden(prefixes, self.context)]
         proposed = []
         for first, logits in self._output(torch.cat(last)) if last else ():
@@ -382,7 +394,7 @@ class CausalLM:
                 for token in torch.topk(row, top).indices.tolist():
                     added = self.tokenizer.decode([*prefix, token], skip_special_tokens=True)[len(before) :]
                     word = added.strip()
-                    if word.isalpha() and added in (f" {word}", word if len(prefix) == len(start) else None):  # a sentence's first word
+                    if word.isalpha() and added in (f" {word}", word if len(prefix) == len(self.lead) else None):  # a sentence's first word
                         words.append(word)
                 proposed.append(words)
         return proposed
@@ -492,15 +504,17 @@ class CausalLM:
         return np.split(flat, np.cumsum([len(t) for _, t in states])[:-1])
 
 
-@functools.lru_cache(maxsize=2)
-def _weights(source: str, place: str, revision: str | None) -> tuple:
-    """A causal LM's (model, tokenizer) on ``place``, shared by every :class:`CausalLM` that reads them:
-    the demo's gender step asked for Gemma on ``cpu`` and its verb step on ``auto``, which held two
-    copies of its 1.1 GB of weights in one process."""
-    model, tokenizer = load_pretrained("causal", source, place, revision)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    return model, tokenizer
+class _Weights:
+    """A causal LM's model and tokenizer on one place, shared by the :class:`CausalLM` objects that read
+    them and held by them alone: ``_LOADED`` forgets it when the last one goes."""
+
+    def __init__(self, model, tokenizer):
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self.model, self.tokenizer = model, tokenizer
+
+
+_LOADED: weakref.WeakValueDictionary[tuple, _Weights] = weakref.WeakValueDictionary()  # (source, place, revision)
 
 
 def load_language_model(spec: str = NGRAM, batch_size: int = 16, device: Device = "cpu") -> LanguageModel:

@@ -24,20 +24,22 @@ class ReadsAsReal:
     """The candidates whose caption reads best to the language model among those of their target it
     has judged: does this verb happen here, and does the rest of the caption still follow it? Readers
     reject a verb contrast when the event does not happen ("*wearing* some food", "*driving* a
-    camera"); a language model trained at scale knows some of that. A candidate's score (``score``,
-    issue 47) is how much more probable the verb and the words after it are than the original verb
-    and the same words (``verb+after``; ``after``: the words after the verb alone, the judge of issues
-    37–46), in nats, read after a primer of ``primer`` other captions of the collection
-    (:mod:`tvrbench.lm.primer`); it passes if that is at most ``max_behind_best`` below the best judged
-    so far for its target and at most ``max_loss`` below the original. The search hands it a target's
-    candidates a block at a time, in the draw's order, and stops after a number of them
-    (``choice.judged``): most captions are decided by their first block.
+    camera"); a language model trained at scale knows some of that. A candidate's score is how much
+    more probable the words after its verb are than after the original verb (the continuation gap, in
+    nats; ``score: verb+after``: the verb and the words after it), read cold or, with ``primer``,
+    after that many other captions of the collection (:mod:`tvrbench.lm.primer`); it passes if that
+    is at most ``max_behind_best`` below the best judged so far for its target and at most
+    ``max_loss`` below the original. The search hands it a target's candidates a block at a time,
+    in the draw's order, and stops after a number of them (``choice.judged``): most captions are
+    decided by their first block.
 
     The best of a random sample, not a fixed bar: for most captions no other verb is as likely as the
     original ("a man is playing a guitar"), and a bar that most of them pass would let anything
     through; what can fit, fits relative to the other verbs that fit the frame. On every blind read
-    in benchmarks/results/ the primed verb-and-after score tells what readers accept best (AUC 0.70
-    against 0.62 for the words after the verb read cold: docs/contrast.md, issue 47).
+    in benchmarks/results/ the primed verb-and-after score tells what readers accept best (AUC 0.69
+    against 0.62 for the continuation gap read cold), but spent on coverage through a looser
+    ``max_loss`` it lost 12 points of acceptance in a blind read, so it is not the default
+    (docs/contrast.md, issue 47).
 
     A caption that ends with its verb has no words after it; there the verb itself is compared, as a
     pointwise mutual information with what comes before it: log P(verb | the words before) − log
